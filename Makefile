@@ -1,0 +1,50 @@
+# EvoSteer-Go. Every go command carries the duckdb_arrow build tag: the DuckDB driver's Arrow
+# interface lives behind it, and a binary built without it stops with a message saying so.
+
+GO          ?= go
+TAGS        := duckdb_arrow
+VERSION     := $(shell git describe --always --dirty 2>/dev/null || echo dev)
+LDFLAGS     := -X main.version=$(VERSION)
+BIN         := bin/evosteer
+RUN         ?= runs/demo
+CONFIG      ?= pipeline.yaml
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+.PHONY: all build run test bench fmt vet check clean
+
+all: build
+
+## build: compile bin/evosteer
+build:
+	$(GO) build -tags $(TAGS) -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/evosteer
+
+## run: build, initialise $(RUN) on the embedded simulated world (if new) and show it
+run: build
+	@if [ ! -f $(RUN)/run.yaml ]; then ./$(BIN) init --config $(CONFIG) --run $(RUN); fi
+	./$(BIN) sql --run $(RUN) "SELECT '$(RUN)' AS run, count(*) AS tables FROM duckdb_tables() WHERE temporary"
+	@echo "run folder: $(RUN) (configuration in $(RUN)/run.yaml)"
+
+## test: the default suite (what CI runs), plus the build without the duckdb_arrow tag
+test:
+	$(GO) test -tags $(TAGS) -count=1 ./...
+	$(GO) test -count=1 ./internal/duck
+
+## bench: long benchmarks, kept out of the default suite
+bench:
+	$(GO) test -tags $(TAGS) -run '^$$' -bench . -benchtime 1x -count=1 ./...
+
+## fmt: fail on any file gofmt would change
+fmt:
+	@out=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go')); \
+	if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
+
+## vet: go vet and staticcheck, with and without the build tag
+vet:
+	$(GO) vet -tags $(TAGS) ./...
+	$(GO) vet ./internal/duck
+	$(GO) run $(STATICCHECK) -tags $(TAGS) ./...
+
+check: fmt vet test
+
+clean:
+	rm -rf bin

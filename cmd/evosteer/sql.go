@@ -1,0 +1,85 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/evosteer/evosteer-go/internal/arrowfmt"
+	"github.com/evosteer/evosteer-go/internal/duck"
+)
+
+func newSQLCmd() *cobra.Command {
+	var run string
+	var tables []string
+	var format string
+	var width, limit int
+	var list bool
+	cmd := &cobra.Command{
+		Use:   "sql --run DIR [QUERY]",
+		Short: "Query every table of a run with DuckDB SQL",
+		Long: `Load every Arrow file of the run folder into DuckDB, one table per schema name (episodes,
+decisions, scores, anchors, buckets, pairs, ledger, skills, ...), with every step and shard in
+one table and two leading columns: step (the step folder's number; 0 outside step folders) and
+stage (the folder the file came from; skills, for instance, is written by validate and author).
+Then run QUERY, or the query read from standard input, and print the result.
+
+Examples:
+  evosteer sql --run runs/demo "SELECT step, source, avg(reward) FROM episodes GROUP BY ALL ORDER BY ALL"
+  evosteer sql --run runs/demo --list
+  echo "SELECT * FROM ledger WHERE event = 'promote'" | evosteer sql --run runs/demo --format csv`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			query := ""
+			if len(args) == 1 {
+				query = args[0]
+			} else if !list {
+				b, err := io.ReadAll(cmd.InOrStdin())
+				if err != nil {
+					return fmt.Errorf("read query from standard input: %w", err)
+				}
+				query = string(b)
+			}
+			if !list && strings.TrimSpace(query) == "" {
+				return fmt.Errorf("sql: no query given (pass it as an argument or on standard input; --list shows the tables)")
+			}
+			if _, err := os.Stat(run); err != nil {
+				return fmt.Errorf("sql: run folder: %w", err)
+			}
+			ctx := cmd.Context()
+			db, err := duck.Open(ctx)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			loaded, err := db.LoadRun(ctx, run, tables)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if list {
+				for _, t := range loaded {
+					fmt.Fprintf(out, "%-14s %10d rows  %d file(s)\n", t.Name, t.Rows, len(t.Files))
+				}
+				return nil
+			}
+			rr, err := db.Query(ctx, query, nil)
+			if err != nil {
+				return err
+			}
+			defer rr.Release()
+			return arrowfmt.Write(out, rr, arrowfmt.Options{Format: format, MaxWidth: width, MaxRows: limit})
+		},
+	}
+	cmd.Flags().StringVar(&run, "run", "", "run folder to query (required)")
+	cmd.Flags().StringSliceVar(&tables, "tables", nil, "load only these tables (comma-separated); faster on big runs")
+	cmd.Flags().StringVar(&format, "format", "table", "output format: table, csv or json")
+	cmd.Flags().IntVar(&width, "width", 60, "table format: cut longer cells to this many characters (0 = no limit)")
+	cmd.Flags().IntVar(&limit, "max-rows", 0, "print at most this many rows (0 = all)")
+	cmd.Flags().BoolVar(&list, "list", false, "list the loaded tables with row and file counts instead of querying")
+	cmd.MarkFlagRequired("run")
+	return cmd
+}

@@ -1,0 +1,45 @@
+package gpu
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+)
+
+func TestSimplegoComputes(t *testing.T) {
+	b, err := NewBackend("simplego")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Finalize()
+	out, err := graph.ExecOnce(b, func(x *graph.Node) *graph.Node { return graph.ReduceAllSum(graph.Mul(x, x)) }, []float32{1, 2, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tensors.ToScalar[float32](out); got != 14 {
+		t.Fatalf("sum of squares = %g, want 14", got)
+	}
+}
+
+func TestAutoFallsBackToSimplego(t *testing.T) {
+	t.Setenv("GOMLX_BACKEND", "")
+	b, err := NewBackend("auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Finalize()
+	if !strings.Contains(strings.ToLower(b.Name()), "simplego") && !strings.Contains(strings.ToLower(b.Name()), "xla") {
+		t.Fatalf("auto chose %q", b.Name())
+	}
+}
+
+func TestUnknownOrMissingBackend(t *testing.T) {
+	if _, err := NewBackend("cuda"); err == nil || !strings.Contains(err.Error(), "unknown gomlx backend") {
+		t.Fatalf("unknown name: %v", err)
+	}
+	if _, err := NewBackend("xla"); err == nil || !strings.Contains(err.Error(), "-tags xla") {
+		t.Fatalf("xla without the tag: %v", err)
+	}
+}

@@ -1,0 +1,217 @@
+package arrowfmt
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+)
+
+// Formats accepted by Write.
+var Formats = []string{"table", "csv", "json"}
+
+// Options tune the rendering.
+type Options struct {
+	Format   string // table (default), csv or json
+	MaxWidth int    // table only: cut longer cells to this many characters (0 = no limit)
+	MaxRows  int    // stop after this many rows (0 = all)
+}
+
+// Write renders every batch of rr to w.
+func Write(w io.Writer, rr array.RecordReader, opt Options) error {
+	switch opt.Format {
+	case "", "table":
+		return writeTable(w, rr, opt)
+	case "csv":
+		return writeCSV(w, rr, opt)
+	case "json":
+		return writeJSON(w, rr, opt)
+	default:
+		return fmt.Errorf("unknown format %q (want one of %v)", opt.Format, Formats)
+	}
+}
+
+// Cell renders one value as text: NULL for nulls, JSON for nested values. Strings are copied:
+// arrow strings point into the batch's memory, which DuckDB frees when the batch is released.
+func Cell(col arrow.Array, i int) string {
+	if col.IsNull(i) {
+		return "NULL"
+	}
+	switch col.(type) {
+	case *array.String, *array.LargeString, *array.StringView:
+		return strings.Clone(col.ValueStr(i))
+	}
+	switch col.DataType().ID() {
+	case arrow.LIST, arrow.LARGE_LIST, arrow.FIXED_SIZE_LIST, arrow.STRUCT, arrow.MAP:
+		b, err := json.Marshal(col.GetOneForMarshal(i))
+		if err == nil {
+			return string(b)
+		}
+	}
+	return col.ValueStr(i)
+}
+
+// rows walks the batches of rr, calling fn with each row's cells, up to max rows (0 = all).
+func rows(rr array.RecordReader, max int, fn func(cells []string) error) (int, error) {
+	n := 0
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		for i := 0; i < int(rec.NumRows()); i++ {
+			if max > 0 && n >= max {
+				return n, nil
+			}
+			cells := make([]string, rec.NumCols())
+			for c := range cells {
+				cells[c] = Cell(rec.Column(c), i)
+			}
+			if err := fn(cells); err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
+	return n, rr.Err()
+}
+
+func header(rr array.RecordReader) []string {
+	fields := rr.Schema().Fields()
+	names := make([]string, len(fields))
+	for i, f := range fields {
+		names[i] = f.Name
+	}
+	return names
+}
+
+func clip(s string, max int) string {
+	s = strings.ReplaceAll(strings.ReplaceAll(s, "\n", `\n`), "\t", " ")
+	if max > 0 && utf8.RuneCountInString(s) > max {
+		r := []rune(s)
+		return string(r[:max-1]) + "…"
+	}
+	return s
+}
+
+// writeTable buffers the rows to size the columns; MaxRows bounds what it holds.
+func writeTable(w io.Writer, rr array.RecordReader, opt Options) error {
+	head := header(rr)
+	table := [][]string{head}
+	n, err := rows(rr, opt.MaxRows, func(cells []string) error {
+		for i := range cells {
+			cells[i] = clip(cells[i], opt.MaxWidth)
+		}
+		table = append(table, cells)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	widths := make([]int, len(head))
+	numeric := make([]bool, len(head))
+	for i, f := range rr.Schema().Fields() {
+		numeric[i] = arrow.IsInteger(f.Type.ID()) || arrow.IsFloating(f.Type.ID()) || arrow.IsDecimal(f.Type.ID())
+	}
+	for _, row := range table {
+		for i, c := range row {
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	bw := bufio.NewWriter(w)
+	line := func(row []string) {
+		for i, c := range row {
+			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c))
+			if i > 0 {
+				bw.WriteString("  ")
+			}
+			if numeric[i] {
+				bw.WriteString(pad + c)
+			} else if i == len(row)-1 {
+				bw.WriteString(c)
+			} else {
+				bw.WriteString(c + pad)
+			}
+		}
+		bw.WriteByte('\n')
+	}
+	line(table[0])
+	sep := make([]string, len(head))
+	for i := range sep {
+		sep[i] = strings.Repeat("-", widths[i])
+	}
+	line(sep)
+	for _, row := range table[1:] {
+		line(row)
+	}
+	fmt.Fprintf(bw, "(%d row%s)\n", n, plural(n))
+	return bw.Flush()
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func writeCSV(w io.Writer, rr array.RecordReader, opt Options) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(header(rr)); err != nil {
+		return err
+	}
+	if _, err := rows(rr, opt.MaxRows, cw.Write); err != nil {
+		return err
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// writeJSON streams a JSON array of objects with the columns in schema order.
+func writeJSON(w io.Writer, rr array.RecordReader, opt Options) error {
+	bw := bufio.NewWriter(w)
+	names := header(rr)
+	keys := make([][]byte, len(names))
+	for i, n := range names {
+		keys[i], _ = json.Marshal(n)
+	}
+	bw.WriteString("[")
+	n := 0
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		for i := 0; i < int(rec.NumRows()); i++ {
+			if opt.MaxRows > 0 && n >= opt.MaxRows {
+				break
+			}
+			if n > 0 {
+				bw.WriteString(",")
+			}
+			bw.WriteString("\n  {")
+			for c := 0; c < int(rec.NumCols()); c++ {
+				v, err := json.Marshal(rec.Column(c).GetOneForMarshal(i))
+				if err != nil {
+					return fmt.Errorf("column %q row %d: %w", names[c], n, err)
+				}
+				if c > 0 {
+					bw.WriteString(", ")
+				}
+				bw.Write(keys[c])
+				bw.WriteString(": ")
+				bw.Write(v)
+			}
+			bw.WriteString("}")
+			n++
+		}
+	}
+	if err := rr.Err(); err != nil {
+		return err
+	}
+	if n > 0 {
+		bw.WriteString("\n")
+	}
+	bw.WriteString("]\n")
+	return bw.Flush()
+}

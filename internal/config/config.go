@@ -1,0 +1,173 @@
+package config
+
+// Config is the resolved pipeline configuration. Field comments are in pipeline.yaml, which
+// is the single place the defaults live; this file only gives them types and ranges.
+type Config struct {
+	Seed         uint64            `yaml:"seed" json:"seed"`
+	Steps        int               `yaml:"steps" json:"steps"`
+	Families     []string          `yaml:"families" json:"families"`
+	OODFamilies  map[string]string `yaml:"ood_families" json:"ood_families"`
+	Budget       Budget            `yaml:"budget" json:"budget"`
+	Batch        Batch             `yaml:"batch" json:"batch"`
+	AnchorTB     AnchorTB          `yaml:"anchortb" json:"anchortb"`
+	Baselines    Baselines         `yaml:"baselines" json:"baselines"`
+	Buckets      Buckets           `yaml:"buckets" json:"buckets"`
+	Admission    Admission         `yaml:"admission" json:"admission"`
+	Author       Author            `yaml:"author" json:"author"`
+	Policy       Policy            `yaml:"policy" json:"policy"`
+	ValueHead    ValueHead         `yaml:"value_head" json:"value_head"`
+	ResidualHead ResidualHead      `yaml:"residual_head" json:"residual_head"`
+	Optimizer    Optimizer         `yaml:"optimizer" json:"optimizer"`
+	Executor     Executor          `yaml:"executor" json:"executor"`
+	Compute      Compute           `yaml:"compute" json:"compute"`
+	Objective    string            `yaml:"objective" json:"objective"`
+	Ablations    []string          `yaml:"ablations" json:"ablations"`
+	Sim          Sim               `yaml:"sim" json:"sim"`
+}
+
+// Budget is the shared per-episode resource budget.
+type Budget struct {
+	Tokens           int64 `yaml:"tokens" json:"tokens"`
+	ToolCalls        int64 `yaml:"tool_calls" json:"tool_calls"`
+	WallSeconds      int64 `yaml:"wall_seconds" json:"wall_seconds"`
+	ControllerWallMS int64 `yaml:"controller_wall_ms" json:"controller_wall_ms"`
+}
+
+// Batch sizes one training step.
+type Batch struct {
+	Tasks             int `yaml:"tasks" json:"tasks"`
+	CurrentRollouts   int `yaml:"current_rollouts" json:"current_rollouts"`
+	ReferenceRollouts int `yaml:"reference_rollouts" json:"reference_rollouts"`
+}
+
+// AnchorTB holds the loss constants.
+type AnchorTB struct {
+	Beta           float64 `yaml:"beta" json:"beta"`
+	HardAnchorRoot bool    `yaml:"hard_anchor_root" json:"hard_anchor_root"`
+}
+
+// Baselines holds the hierarchical-shrinkage constants of the task anchors.
+type Baselines struct {
+	KappaGlobal   float64 `yaml:"kappa_global" json:"kappa_global"`
+	KappaCategory float64 `yaml:"kappa_category" json:"kappa_category"`
+	KappaTask     float64 `yaml:"kappa_task" json:"kappa_task"`
+	PriorCountCap float64 `yaml:"prior_count_cap" json:"prior_count_cap"`
+	ColdStart     float64 `yaml:"cold_start" json:"cold_start"`
+}
+
+// Buckets holds the structural-pooling constants.
+type Buckets struct {
+	Minimum         int64   `yaml:"minimum" json:"minimum"`
+	Pseudocount     float64 `yaml:"pseudocount" json:"pseudocount"`
+	CorrectionBound float64 `yaml:"correction_bound" json:"correction_bound"`
+	SourceMode      string  `yaml:"source_mode" json:"source_mode"`
+}
+
+// Admission holds the validated-skill-admission limits and test constants.
+type Admission struct {
+	Alpha                  float64 `yaml:"alpha" json:"alpha"`
+	MaxValidatedPerFamily  int     `yaml:"max_validated_per_family" json:"max_validated_per_family"`
+	MaxCandidatesPerFamily int     `yaml:"max_candidates_per_family" json:"max_candidates_per_family"`
+	MaxLibrary             int     `yaml:"max_library" json:"max_library"`
+	MaxLibraryPerFamily    int     `yaml:"max_library_per_family" json:"max_library_per_family"`
+	SuccessThreshold       float64 `yaml:"success_threshold" json:"success_threshold"`
+	ValidationInterval     int     `yaml:"validation_interval" json:"validation_interval"`
+	RetirementInterval     int     `yaml:"retirement_interval" json:"retirement_interval"`
+	AllowRepeatedTasks     bool    `yaml:"allow_repeated_tasks" json:"allow_repeated_tasks"`
+	FixedCountK            int     `yaml:"fixed_count_k" json:"fixed_count_k"`
+}
+
+// Author configures the skill author windows.
+type Author struct {
+	Backend         string  `yaml:"backend" json:"backend"`
+	StartStep       int     `yaml:"start_step" json:"start_step"`
+	Interval        int     `yaml:"interval" json:"interval"`
+	StartFamilies   int     `yaml:"start_families" json:"start_families"`
+	EvidencePool    int     `yaml:"evidence_pool" json:"evidence_pool"`
+	MaxTrajectories int     `yaml:"max_trajectories" json:"max_trajectories"`
+	Temperature     float64 `yaml:"temperature" json:"temperature"`
+	MaxOutputTokens int     `yaml:"max_output_tokens" json:"max_output_tokens"`
+}
+
+// Policy sizes the compact orchestrator network.
+type Policy struct {
+	Hidden          int     `yaml:"hidden" json:"hidden"`
+	EncoderDim      int     `yaml:"encoder_dim" json:"encoder_dim"`
+	MaxLegalActions int     `yaml:"max_legal_actions" json:"max_legal_actions"`
+	AdapterRank     int     `yaml:"adapter_rank" json:"adapter_rank"`
+	AdapterAlpha    float64 `yaml:"adapter_alpha" json:"adapter_alpha"`
+	Temperature     float64 `yaml:"temperature" json:"temperature"`
+}
+
+// ValueHead sizes and schedules the value head v_hat.
+type ValueHead struct {
+	Hidden      int     `yaml:"hidden" json:"hidden"`
+	FitSteps    int     `yaml:"fit_steps" json:"fit_steps"`
+	ReplaySteps int     `yaml:"replay_steps" json:"replay_steps"`
+	LossWeight  float64 `yaml:"loss_weight" json:"loss_weight"`
+}
+
+// ResidualHead sizes the residual flow head b_psi.
+type ResidualHead struct {
+	Hidden int `yaml:"hidden" json:"hidden"`
+}
+
+// Optimizer holds the AdamW settings of the two parameter groups.
+type Optimizer struct {
+	AdapterLR    float64 `yaml:"adapter_lr" json:"adapter_lr"`
+	AdapterBeta1 float64 `yaml:"adapter_beta1" json:"adapter_beta1"`
+	HeadsLR      float64 `yaml:"heads_lr" json:"heads_lr"`
+	HeadsBeta1   float64 `yaml:"heads_beta1" json:"heads_beta1"`
+	Beta2        float64 `yaml:"beta2" json:"beta2"`
+	Epsilon      float64 `yaml:"epsilon" json:"epsilon"`
+	WeightDecay  float64 `yaml:"weight_decay" json:"weight_decay"`
+	GradClip     float64 `yaml:"grad_clip" json:"grad_clip"`
+}
+
+// Executor selects the backend that runs agents.
+type Executor struct {
+	Backend     string  `yaml:"backend" json:"backend"`
+	Temperature float64 `yaml:"temperature" json:"temperature"`
+}
+
+// Compute selects the gomlx backend.
+type Compute struct {
+	Backend string `yaml:"backend" json:"backend"`
+}
+
+// Ablation names of paper appendix D, in the order the paper lists them.
+var Ablations = []string{
+	"interleaved-execution",
+	"execution-features",
+	"learnable-repair",
+	"value-head",
+	"measured-flows",
+	"flow-corrections",
+	"skill-evolution",
+	"sequential-validation",
+}
+
+// Objectives the update stage implements; anchortb is the method.
+var Objectives = []string{"anchortb", "tb", "ttb", "ppo", "grpo"}
+
+// Ablated reports whether the named ablation is switched on.
+func (c *Config) Ablated(name string) bool {
+	for _, a := range c.Ablations {
+		if a == name {
+			return true
+		}
+	}
+	return false
+}
+
+// TaskType returns the IID task type of a family (itself for IID families) and whether the
+// family is known.
+func (c *Config) TaskType(family string) (string, bool) {
+	for _, f := range c.Families {
+		if f == family {
+			return f, true
+		}
+	}
+	t, ok := c.OODFamilies[family]
+	return t, ok
+}

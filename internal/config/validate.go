@@ -1,0 +1,186 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/goccy/go-yaml/ast"
+)
+
+// checker collects range violations, each placed at the line and column of its key in the
+// user's file, or marked as coming from the defaults when the file does not set it.
+type checker struct {
+	name string
+	file *ast.File
+	errs []error
+}
+
+func (k *checker) fail(key, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if line, col, ok := position(k.file, key); ok {
+		k.errs = append(k.errs, fmt.Errorf("%s:%d:%d: %s: %s", k.name, line, col, key, msg))
+		return
+	}
+	k.errs = append(k.errs, fmt.Errorf("%s: %s (default value): %s", k.name, key, msg))
+}
+
+func (k *checker) intMin(key string, v, lo int64) {
+	if v < lo {
+		k.fail(key, "must be >= %d, got %d", lo, v)
+	}
+}
+
+// floatIn checks lo <= v <= hi (or lo < v when open is set); NaN always fails.
+func (k *checker) floatIn(key string, v, lo, hi float64, openLo, openHi bool) {
+	bad := math.IsNaN(v) || v < lo || v > hi || (openLo && v == lo) || (openHi && v == hi)
+	if !bad {
+		return
+	}
+	l, r := "[", "]"
+	if openLo {
+		l = "("
+	}
+	if openHi {
+		r = ")"
+	}
+	k.fail(key, "must be in %s%g, %g%s, got %g", l, lo, hi, r, v)
+}
+
+func (k *checker) positive(key string, v float64) {
+	if math.IsNaN(v) || v <= 0 || math.IsInf(v, 1) {
+		k.fail(key, "must be > 0 and finite, got %g", v)
+	}
+}
+
+func (k *checker) nonNegative(key string, v float64) {
+	if math.IsNaN(v) || v < 0 || math.IsInf(v, 1) {
+		k.fail(key, "must be >= 0 and finite, got %g", v)
+	}
+}
+
+func (k *checker) oneOf(key, v string, allowed ...string) {
+	if !slices.Contains(allowed, v) {
+		k.fail(key, "must be one of %v, got %q", allowed, v)
+	}
+}
+
+// validate checks every range the pipeline relies on; file may be nil (the defaults).
+func (c *Config) validate(name string, file *ast.File) error {
+	k := &checker{name: name, file: file}
+
+	k.intMin("steps", int64(c.Steps), 1)
+	if len(c.Families) == 0 {
+		k.fail("families", "must list at least one family")
+	}
+	seen := map[string]bool{}
+	for i, f := range c.Families {
+		if f == "" || seen[f] {
+			k.fail(fmt.Sprintf("families[%d]", i), "family %q is empty or listed twice", f)
+		}
+		seen[f] = true
+	}
+	oods := make([]string, 0, len(c.OODFamilies))
+	for o := range c.OODFamilies {
+		oods = append(oods, o)
+	}
+	sort.Strings(oods)
+	for _, o := range oods {
+		if seen[o] {
+			k.fail("ood_families."+o, "%q is also an IID family", o)
+		}
+		if t := c.OODFamilies[o]; !seen[t] {
+			k.fail("ood_families."+o, "maps to %q, which is not in families", t)
+		}
+	}
+
+	k.intMin("budget.tokens", c.Budget.Tokens, 1)
+	k.intMin("budget.tool_calls", c.Budget.ToolCalls, 0)
+	k.intMin("budget.wall_seconds", c.Budget.WallSeconds, 1)
+	k.intMin("budget.controller_wall_ms", c.Budget.ControllerWallMS, 0)
+
+	k.intMin("batch.tasks", int64(c.Batch.Tasks), 1)
+	k.intMin("batch.current_rollouts", int64(c.Batch.CurrentRollouts), 0)
+	k.intMin("batch.reference_rollouts", int64(c.Batch.ReferenceRollouts), 0)
+	if c.Batch.CurrentRollouts+c.Batch.ReferenceRollouts == 0 {
+		k.fail("batch.current_rollouts", "current_rollouts + reference_rollouts must be >= 1")
+	}
+
+	k.nonNegative("anchortb.beta", c.AnchorTB.Beta)
+
+	k.positive("baselines.kappa_global", c.Baselines.KappaGlobal)
+	k.positive("baselines.kappa_category", c.Baselines.KappaCategory)
+	k.positive("baselines.kappa_task", c.Baselines.KappaTask)
+	k.nonNegative("baselines.prior_count_cap", c.Baselines.PriorCountCap)
+	k.floatIn("baselines.cold_start", c.Baselines.ColdStart, 0, 1, false, false)
+
+	k.intMin("buckets.minimum", c.Buckets.Minimum, 1)
+	k.positive("buckets.pseudocount", c.Buckets.Pseudocount)
+	k.nonNegative("buckets.correction_bound", c.Buckets.CorrectionBound)
+	k.oneOf("buckets.source_mode", c.Buckets.SourceMode, "reference_with_paired", "natural_only")
+
+	a := c.Admission
+	k.floatIn("admission.alpha", a.Alpha, 0, 1, true, true)
+	k.intMin("admission.max_validated_per_family", int64(a.MaxValidatedPerFamily), 0)
+	k.intMin("admission.max_candidates_per_family", int64(a.MaxCandidatesPerFamily), 0)
+	k.intMin("admission.max_library", int64(a.MaxLibrary), 0)
+	k.intMin("admission.max_library_per_family", int64(a.MaxLibraryPerFamily), 0)
+	k.floatIn("admission.success_threshold", a.SuccessThreshold, 0, 1, false, false)
+	k.intMin("admission.validation_interval", int64(a.ValidationInterval), 1)
+	k.intMin("admission.retirement_interval", int64(a.RetirementInterval), 1)
+	k.intMin("admission.fixed_count_k", int64(a.FixedCountK), 1)
+
+	au := c.Author
+	k.oneOf("author.backend", au.Backend, "sim", "openai")
+	k.intMin("author.start_step", int64(au.StartStep), 1)
+	k.intMin("author.interval", int64(au.Interval), 1)
+	k.intMin("author.start_families", int64(au.StartFamilies), 0)
+	k.intMin("author.evidence_pool", int64(au.EvidencePool), 0)
+	k.intMin("author.max_trajectories", int64(au.MaxTrajectories), 1)
+	k.nonNegative("author.temperature", au.Temperature)
+	k.intMin("author.max_output_tokens", int64(au.MaxOutputTokens), 1)
+
+	p := c.Policy
+	k.intMin("policy.hidden", int64(p.Hidden), 1)
+	k.intMin("policy.encoder_dim", int64(p.EncoderDim), 1)
+	k.intMin("policy.max_legal_actions", int64(p.MaxLegalActions), 2)
+	k.intMin("policy.adapter_rank", int64(p.AdapterRank), 1)
+	k.positive("policy.adapter_alpha", p.AdapterAlpha)
+	k.positive("policy.temperature", p.Temperature)
+
+	k.intMin("value_head.hidden", int64(c.ValueHead.Hidden), 1)
+	k.intMin("value_head.fit_steps", int64(c.ValueHead.FitSteps), 1)
+	k.intMin("value_head.replay_steps", int64(c.ValueHead.ReplaySteps), 1)
+	k.nonNegative("value_head.loss_weight", c.ValueHead.LossWeight)
+	k.intMin("residual_head.hidden", int64(c.ResidualHead.Hidden), 1)
+
+	o := c.Optimizer
+	k.positive("optimizer.adapter_lr", o.AdapterLR)
+	k.floatIn("optimizer.adapter_beta1", o.AdapterBeta1, 0, 1, false, true)
+	k.positive("optimizer.heads_lr", o.HeadsLR)
+	k.floatIn("optimizer.heads_beta1", o.HeadsBeta1, 0, 1, false, true)
+	k.floatIn("optimizer.beta2", o.Beta2, 0, 1, false, true)
+	k.positive("optimizer.epsilon", o.Epsilon)
+	k.nonNegative("optimizer.weight_decay", o.WeightDecay)
+	k.positive("optimizer.grad_clip", o.GradClip)
+
+	k.oneOf("executor.backend", c.Executor.Backend, "sim", "openai")
+	k.nonNegative("executor.temperature", c.Executor.Temperature)
+	k.oneOf("compute.backend", c.Compute.Backend, "auto", "simplego", "xla")
+	k.oneOf("objective", c.Objective, Objectives...)
+
+	k.sim(c.Sim)
+
+	seenAbl := map[string]bool{}
+	for i, ab := range c.Ablations {
+		key := fmt.Sprintf("ablations[%d]", i)
+		k.oneOf(key, ab, Ablations...)
+		if seenAbl[ab] {
+			k.fail(key, "%q listed twice", ab)
+		}
+		seenAbl[ab] = true
+	}
+	return errors.Join(k.errs...)
+}

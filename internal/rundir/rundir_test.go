@@ -1,0 +1,170 @@
+package rundir
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/evosteer/evosteer-go/internal/config"
+)
+
+func newRun(t *testing.T) *Run {
+	t.Helper()
+	cfg, err := config.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Init(filepath.Join(t.TempDir(), "demo"), cfg, "test-version")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestInitOpenRoundTrip(t *testing.T) {
+	r := newRun(t)
+	got, err := Open(r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Name != "demo" || got.CodeVersion != "test-version" || got.Config.SHA256() != r.Config.SHA256() {
+		t.Fatalf("reopened run differs: %+v", got)
+	}
+	if _, err := os.Stat(filepath.Join(r.Dir, "tasks")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Init(r.Dir, r.Config, "x"); err == nil || !strings.Contains(err.Error(), "not empty") {
+		t.Fatalf("init over an existing run: %v", err)
+	}
+}
+
+func TestOpenDetectsEditAndAbsence(t *testing.T) {
+	r := newRun(t)
+	path := filepath.Join(r.Dir, RunFileName)
+	data, _ := os.ReadFile(path)
+	edited := strings.Replace(string(data), "beta: 2", "beta: 3", 1)
+	if edited == string(data) {
+		t.Fatal("test could not find beta in run.yaml")
+	}
+	os.WriteFile(path, []byte(edited), 0o644)
+	if _, err := Open(r.Dir); err == nil || !strings.Contains(err.Error(), "was edited") {
+		t.Fatalf("edited run.yaml: %v", err)
+	}
+	if _, err := Open(t.TempDir()); err == nil || !strings.Contains(err.Error(), "evosteer init") {
+		t.Fatalf("missing run.yaml: %v", err)
+	}
+}
+
+// copyStage copies its single input to out.txt and counts its runs.
+func copyStage(input string, runs *int) Stage {
+	return Stage{Name: "copy", Inputs: []string{input}, Run: func(ctx context.Context, sc *StageContext) error {
+		*runs++
+		data, err := os.ReadFile(filepath.Join(sc.Run.Dir, input))
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(sc.OutDir, "out.txt"), data, 0o644)
+	}}
+}
+
+func TestRunStageSkipsOnlyWhenUpToDate(t *testing.T) {
+	ctx := context.Background()
+	r := newRun(t)
+	os.WriteFile(filepath.Join(r.Dir, "in.txt"), []byte("a"), 0o644)
+	runs := 0
+	st := copyStage("in.txt", &runs)
+
+	res, err := r.RunStage(ctx, 1, st, false)
+	if err != nil || res.Skipped || runs != 1 {
+		t.Fatalf("first run: %+v %v runs=%d", res, err, runs)
+	}
+	out := filepath.Join(r.StageDir(1, "copy"), "out.txt")
+	m, _ := r.ReadManifest(1)
+	rec := m.Stages["copy"]
+	if rec.Inputs["in.txt"] == "" || rec.Outputs["step-000001/copy/out.txt"] == "" || rec.ConfigSHA256 != r.Config.SHA256() || rec.Seed != r.StageSeed(1, "copy") {
+		t.Fatalf("manifest record: %+v", rec)
+	}
+
+	if res, _ := r.RunStage(ctx, 1, st, false); !res.Skipped || runs != 1 {
+		t.Fatalf("unchanged inputs must skip: runs=%d", runs)
+	}
+	if res, _ := r.RunStage(ctx, 1, st, true); res.Skipped || runs != 2 {
+		t.Fatalf("force must rerun: runs=%d", runs)
+	}
+	os.WriteFile(filepath.Join(r.Dir, "in.txt"), []byte("b"), 0o644)
+	if res, _ := r.RunStage(ctx, 1, st, false); res.Skipped || runs != 3 {
+		t.Fatalf("changed input must rerun: runs=%d", runs)
+	}
+	if got, _ := os.ReadFile(out); string(got) != "b" {
+		t.Fatalf("output not replaced: %q", got)
+	}
+	os.WriteFile(out, []byte("tampered"), 0o644)
+	if res, _ := r.RunStage(ctx, 1, st, false); res.Skipped || runs != 4 {
+		t.Fatalf("changed output must rerun: runs=%d", runs)
+	}
+	if r.StageSeed(1, "copy") == r.StageSeed(2, "copy") || r.StageSeed(1, "copy") == r.StageSeed(1, "other") {
+		t.Fatal("stage seeds collide")
+	}
+}
+
+func TestFailedStageLeavesNoTrace(t *testing.T) {
+	ctx := context.Background()
+	r := newRun(t)
+	os.WriteFile(filepath.Join(r.Dir, "in.txt"), []byte("a"), 0o644)
+	runs := 0
+	if _, err := r.RunStage(ctx, 1, copyStage("in.txt", &runs), false); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(filepath.Join(r.StepDir(1), ManifestName))
+	boom := errors.New("boom")
+	bad := Stage{Name: "copy", Inputs: []string{"in.txt"}, Run: func(ctx context.Context, sc *StageContext) error {
+		os.WriteFile(filepath.Join(sc.OutDir, "half.txt"), []byte("x"), 0o644)
+		return boom
+	}}
+	if _, err := r.RunStage(ctx, 1, bad, true); !errors.Is(err, boom) || !strings.Contains(err.Error(), "stage copy") {
+		t.Fatalf("want boom with context, got %v", err)
+	}
+	after, _ := os.ReadFile(filepath.Join(r.StepDir(1), ManifestName))
+	if string(before) != string(after) {
+		t.Fatal("failed stage changed the manifest")
+	}
+	entries, _ := os.ReadDir(r.StepDir(1))
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".tmp-") {
+			t.Fatalf("temporary folder left: %s", e.Name())
+		}
+	}
+	if _, err := os.Stat(filepath.Join(r.StageDir(1, "copy"), "half.txt")); err == nil {
+		t.Fatal("partial output of the failed stage is visible")
+	}
+	if _, err := os.Stat(filepath.Join(r.StageDir(1, "copy"), "out.txt")); err != nil {
+		t.Fatal("previous outputs lost by a failed rerun")
+	}
+	if _, err := r.RunStage(ctx, 1, copyStage("absent.txt", &runs), false); err == nil || !strings.Contains(err.Error(), "absent.txt") {
+		t.Fatalf("missing input: %v", err)
+	}
+}
+
+func TestShardsShareTheStageFolder(t *testing.T) {
+	ctx := context.Background()
+	r := newRun(t)
+	for _, sh := range []string{"1-of-2", "2-of-2"} {
+		st := Stage{Name: "rollout", Shard: sh, Run: func(ctx context.Context, sc *StageContext) error {
+			return os.WriteFile(filepath.Join(sc.OutDir, "episodes-"+sh+".arrow"), []byte(sh), 0o644)
+		}}
+		if _, err := r.RunStage(ctx, 3, st, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, _ := r.ReadManifest(3)
+	if len(m.Stages) != 2 || len(m.Stages["rollout#1-of-2"].Outputs) != 1 {
+		t.Fatalf("manifest: %+v", m.Stages)
+	}
+	entries, _ := os.ReadDir(r.StageDir(3, "rollout"))
+	if len(entries) != 2 {
+		t.Fatalf("stage folder holds %d files, want both shards", len(entries))
+	}
+}

@@ -1,0 +1,273 @@
+package rundir
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/evosteer/evosteer-go/internal/atomicfile"
+	"github.com/evosteer/evosteer-go/internal/seed"
+	"github.com/evosteer/evosteer-go/schema"
+)
+
+// ManifestName is the per-step record of what each stage read and wrote.
+const ManifestName = "manifest.json"
+
+// Manifest is manifest.json of one step.
+type Manifest struct {
+	Step   int                    `json:"step"`
+	Stages map[string]StageRecord `json:"stages"`
+}
+
+// StageRecord is what one completed stage read and wrote. Paths are relative to the run folder.
+type StageRecord struct {
+	Inputs       map[string]string `json:"inputs"`  // path -> sha256
+	Outputs      map[string]string `json:"outputs"` // path -> sha256
+	ConfigSHA256 string            `json:"config_sha256"`
+	Seed         uint64            `json:"seed,string"`
+	CodeVersion  string            `json:"code_version"`
+	WallMS       int64             `json:"wall_ms"`
+	Finished     time.Time         `json:"finished"`
+}
+
+// Stage is one unit of work of a step: a pure function of its input files, its seed and the
+// configuration, writing its outputs into a fresh folder.
+type Stage struct {
+	Name   string
+	Inputs []string // files the stage reads, relative to the run folder (or absolute)
+	// Shard, when set ("2-of-8"), lets several processes write the same stage folder: each
+	// shard's files are moved in one by one and recorded under "name#shard".
+	Shard string
+	Run   func(ctx context.Context, sc *StageContext) error
+}
+
+// StageContext is what a running stage may use.
+type StageContext struct {
+	Run    *Run
+	Step   int
+	Stage  string
+	Seed   uint64
+	OutDir string            // write every output here; it becomes the stage folder
+	Inputs map[string]string // relative input path -> sha256
+}
+
+// Lineage is the metadata every Arrow file written by the stage carries.
+func (sc *StageContext) Lineage() schema.Lineage {
+	return schema.Lineage{Run: sc.Run.Name, Step: sc.Step, Stage: sc.Stage, ConfigSHA256: sc.Run.Config.SHA256(), Inputs: maps.Clone(sc.Inputs)}
+}
+
+// Result says what RunStage did.
+type Result struct {
+	Skipped bool // outputs existed and matched inputs, seed and configuration
+	Record  StageRecord
+}
+
+// StageSeed is the seed of one stage of one step, derived from the run seed.
+func (r *Run) StageSeed(step int, stage string) uint64 {
+	return seed.Derive(r.Config.Seed, "stage", strconv.Itoa(step), stage)
+}
+
+// ReadManifest returns the manifest of a step (empty when none was written yet).
+func (r *Run) ReadManifest(step int) (*Manifest, error) {
+	path := filepath.Join(r.StepDir(step), ManifestName)
+	m := &Manifest{Step: step, Stages: map[string]StageRecord{}}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return m, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read manifest: %w", err)
+	}
+	if err := json.Unmarshal(data, m); err != nil {
+		return nil, fmt.Errorf("read manifest %s: %w", path, err)
+	}
+	if m.Stages == nil {
+		m.Stages = map[string]StageRecord{}
+	}
+	return m, nil
+}
+
+// RunStage runs st for a step unless its recorded outputs exist and its inputs, seed and
+// configuration are unchanged (force recomputes). Outputs appear all at once: the stage
+// writes into a temporary folder that is renamed into place, and a failed stage leaves neither
+// outputs nor a manifest entry behind.
+func (r *Run) RunStage(ctx context.Context, step int, st Stage, force bool) (Result, error) {
+	key := st.Name
+	if st.Shard != "" {
+		key += "#" + st.Shard
+	}
+	fail := func(err error) (Result, error) {
+		return Result{}, fmt.Errorf("step %d stage %s: %w", step, key, err)
+	}
+	inputs, err := r.hashFiles(st.Inputs)
+	if err != nil {
+		return fail(err)
+	}
+	stageSeed := r.StageSeed(step, st.Name)
+	if !force {
+		m, err := r.ReadManifest(step)
+		if err != nil {
+			return fail(err)
+		}
+		if rec, ok := m.Stages[key]; ok && r.upToDate(rec, inputs, stageSeed) {
+			return Result{Skipped: true, Record: rec}, nil
+		}
+	}
+
+	stepDir := r.StepDir(step)
+	if err := os.MkdirAll(stepDir, 0o755); err != nil {
+		return fail(err)
+	}
+	if st.Shard == "" {
+		// Leftovers of a process killed mid-stage; shards skip this since a sibling may be live.
+		stale, _ := filepath.Glob(filepath.Join(stepDir, ".tmp-"+st.Name+"-*"))
+		olds, _ := filepath.Glob(r.StageDir(step, st.Name) + ".old-*")
+		for _, p := range append(stale, olds...) {
+			os.RemoveAll(p)
+		}
+	}
+	tmp, err := os.MkdirTemp(stepDir, ".tmp-"+st.Name+"-")
+	if err != nil {
+		return fail(err)
+	}
+	defer os.RemoveAll(tmp)
+	start := time.Now()
+	sc := &StageContext{Run: r, Step: step, Stage: st.Name, Seed: stageSeed, OutDir: tmp, Inputs: inputs}
+	if err := st.Run(ctx, sc); err != nil {
+		return fail(err)
+	}
+	names, err := outputNames(tmp)
+	if err != nil {
+		return fail(err)
+	}
+	final := r.StageDir(step, st.Name)
+	if st.Shard == "" {
+		err = replaceDir(tmp, final)
+	} else {
+		err = moveFiles(tmp, final, names)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	outPaths := make([]string, len(names))
+	for i, n := range names {
+		outPaths[i] = filepath.Join(final, n)
+	}
+	outputs, err := r.hashFiles(outPaths)
+	if err != nil {
+		return fail(err)
+	}
+	rec := StageRecord{Inputs: inputs, Outputs: outputs, ConfigSHA256: r.Config.SHA256(), Seed: stageSeed,
+		CodeVersion: r.CodeVersion, WallMS: time.Since(start).Milliseconds(), Finished: time.Now().UTC()}
+	if err := r.record(step, key, rec); err != nil {
+		return fail(err)
+	}
+	return Result{Record: rec}, nil
+}
+
+func (r *Run) upToDate(rec StageRecord, inputs map[string]string, stageSeed uint64) bool {
+	if rec.ConfigSHA256 != r.Config.SHA256() || rec.Seed != stageSeed || !maps.Equal(rec.Inputs, inputs) || len(rec.Outputs) == 0 {
+		return false
+	}
+	for rel, want := range rec.Outputs {
+		got, err := schema.SHA256File(filepath.Join(r.Dir, filepath.FromSlash(rel)))
+		if err != nil || got != want {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *Run) hashFiles(paths []string) (map[string]string, error) {
+	out := make(map[string]string, len(paths))
+	for _, p := range paths {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(r.Dir, p)
+		}
+		sum, err := schema.SHA256File(p)
+		if err != nil {
+			return nil, fmt.Errorf("input %s: %w", p, err)
+		}
+		out[r.Rel(p)] = sum
+	}
+	return out, nil
+}
+
+// outputNames lists the files a stage wrote; sub-folders (a checkpoint) are walked.
+func outputNames(dir string) ([]string, error) {
+	var names []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		names = append(names, rel)
+		return err
+	})
+	slices.Sort(names)
+	return names, err
+}
+
+// replaceDir puts tmp at final. An existing folder is moved aside first and removed after, so
+// a crash in between leaves either the old outputs or the new ones, never a mixture.
+func replaceDir(tmp, final string) error {
+	var old string
+	if _, err := os.Stat(final); err == nil {
+		old = final + ".old-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+		if err := os.Rename(final, old); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return err
+	}
+	if err := atomicfile.SyncDir(filepath.Dir(final)); err != nil {
+		return err
+	}
+	if old != "" {
+		return os.RemoveAll(old)
+	}
+	return nil
+}
+
+// moveFiles moves a shard's files into the shared stage folder one rename at a time.
+func moveFiles(tmp, final string, names []string) error {
+	for _, n := range names {
+		dst := filepath.Join(final, n)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := os.Rename(filepath.Join(tmp, n), dst); err != nil {
+			return err
+		}
+	}
+	return atomicfile.SyncDir(final)
+}
+
+// record adds one stage's entry to the step manifest under a lock, since shards of a stage
+// may finish at the same time.
+func (r *Run) record(step int, key string, rec StageRecord) error {
+	unlock, err := lockFile(filepath.Join(r.StepDir(step), ".manifest.lock"))
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	m, err := r.ReadManifest(step)
+	if err != nil {
+		return err
+	}
+	m.Stages[key] = rec
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteBytes(filepath.Join(r.StepDir(step), ManifestName), append(data, '\n'), 0o644)
+}

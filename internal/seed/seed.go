@@ -1,0 +1,24 @@
+// Package seed derives every random seed of a run from the run seed and a textual key, the way
+// the reference release does, so that a stage, an episode or an execution gets the same seed
+// wherever and whenever it runs, and the two arms of a pair share theirs.
+//
+// It must not hold random generators or state.
+package seed
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+	"strings"
+)
+
+// Derive returns (base + int(sha256(key)[:15 hex])) mod 2^63, the reference release's rule, with
+// key the parts joined by "/".
+func Derive(base uint64, parts ...string) uint64 {
+	sum := sha256.Sum256([]byte(strings.Join(parts, "/")))
+	h, err := strconv.ParseUint(hex.EncodeToString(sum[:])[:15], 16, 64)
+	if err != nil {
+		panic(err) // 15 hex digits always parse
+	}
+	return (base + h) & (1<<63 - 1)
+}

@@ -1,0 +1,14 @@
+package schema
+
+// Buckets is the cumulative bucket state after step k commits (written by
+// aggregate, read by the next step).
+var Buckets = declare("buckets", 1,
+	field("kind", utf8), // exact | coarse
+	field("key", utf8),  // structure key
+	field("n_nodes", i32),
+	field("n_edges", i32),
+	field("stopped", boolean),
+	field("visits", i64),     // cumulative visits
+	field("excess_sum", f64), // Σ excess over visits
+	field("correction", f64), // c(g) = clamp(log1p(excess_sum/(visits+n0)), ±c_max)
+)

@@ -1,0 +1,27 @@
+package schema
+
+// Decisions has one row per decision t of an episode (written by rollout).
+// It stores the exact network inputs so that rescore is a pure function of
+// (checkpoint, decisions).
+var Decisions = declare("decisions", 1,
+	field("episode_id", utf8),
+	field("t", i32),                       // decision index, 0-based
+	field("action_json", utf8),            // chosen action, canonical JSON
+	field("action_kind", utf8),            // e.g. add_node, add_edge, stop
+	field("legal_actions", listOf(utf8)),  // canonical JSON, sorted
+	field("chosen", i32),                  // index into legal_actions
+	field("forced", boolean),              // only one legal action
+	field("features", fixedList(30, f32)), // f(s_t), the 30 state features
+	field("value", f32),                   // value estimate shown to the policy
+	field("value_change", f32),            // change of value shown to the policy
+	field("policy_input", listOf(f32)),    // exact state vector given to the network
+	field("action_inputs", listOf(f32)),   // per-legal-action descriptors, flattened row-major
+	field("action_width", i32),            // width of one descriptor in action_inputs
+	field("logp_behavior", f64),           // log-prob of the chosen action under the behaviour policy
+	field("structure_key", utf8),          // exact structure of s_t
+	field("coarse_key", utf8),             // coarse structure of s_t
+	field("n_nodes", i32),                 // graph size at s_t
+	field("n_edges", i32),
+	field("observation", utf8),       // feedback text
+	field("output_changed", boolean), // the graded output changed after this decision
+)

@@ -1,0 +1,32 @@
+package schema
+
+// Episodes has one row per trajectory (written by rollout).
+var Episodes = declare("episodes", 1,
+	field("episode_id", utf8),            // "{step}/{task_id}/{source}/{i}"
+	field("task_id", utf8),               // task record id
+	field("family", utf8),                // task family (skills are per family)
+	field("task_type", utf8),             // qa | mc | math | code ...
+	field("split", utf8),                 // train | test
+	field("source", utf8),                // current | natural_reference | paired_treatment | paired_control
+	nullable("pair_id", utf8),            // set for paired rollouts only
+	nullable("comparison_id", utf8),      // skill-admission comparison, paired rollouts only
+	nullable("candidate_skill_id", utf8), // skill under test, paired rollouts only
+	field("seed", u64),                   // per-episode RNG seed
+	field("T", i32),                      // number of decisions, STOP included
+	field("reward", f64),                 // in [0,1]
+	field("stopped", boolean),            // ended by STOP rather than by a budget
+	field("healthy", boolean),            // false: excluded from learning
+	nullable("unhealthy_reason", utf8),   // why healthy is false
+	nullable("output_node", utf8),        // node whose output was graded
+	field("output_text", utf8),           // graded output
+	field("tokens_in", i64),              // usage summed over the episode
+	field("tokens_out", i64),
+	field("model_calls", i64),
+	field("tool_calls", i64),
+	field("wall_ms", i64),
+	field("policy_version", i64),          // checkpoint step of the behaviour policy
+	field("menu_id", utf8),                // skill menu the policy saw
+	field("value_version", i64),           // checkpoint step of the value head
+	field("terminal_structure_key", utf8), // exact structure of the final graph
+	field("terminal_coarse_key", utf8),    // coarse structure of the final graph
+)

@@ -1,0 +1,24 @@
+package schema
+
+// Executions has one row per agent execution (written by rollout, for
+// offline inspection).
+var Executions = declare("executions", 1,
+	field("episode_id", utf8),
+	field("t", i32),          // decision after which it ran
+	field("exec_index", i32), // order within the decision
+	field("node_id", utf8),
+	field("role", utf8),
+	field("skills", listOf(utf8)), // skill ids attached to the node
+	field("prompt", utf8),         // text, or a hash with --redact
+	field("output", utf8),
+	nullable("answer", utf8),       // extracted answer, if any
+	field("status", utf8),          // ok | failed ...
+	nullable("failure_kind", utf8), // set when status is not ok
+	field("answer_present", boolean),
+	field("tokens_in", i64),
+	field("tokens_out", i64),
+	field("model_calls", i64),
+	field("tool_calls", i64),
+	field("wall_ms", i64),
+	field("tool_statuses", listOf(utf8)), // one status per tool call
+)

@@ -1,0 +1,11 @@
+package schema
+
+// ValueData holds the training examples of the value head (written by
+// aggregate).
+var ValueData = declare("value_data", 1,
+	field("episode_id", utf8),
+	field("t", i32),
+	field("features", fixedList(30, f32)), // f(s_t)
+	field("task_type", utf8),
+	field("label", f64), // final reward of the episode
+)
