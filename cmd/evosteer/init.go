@@ -2,10 +2,14 @@ package main
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
 
 	"github.com/evosteer/evosteer-go/internal/rundir"
+	"github.com/evosteer/evosteer-go/internal/sim"
+	"github.com/evosteer/evosteer-go/internal/tasks"
+	"github.com/evosteer/evosteer-go/schema"
 )
 
 func newInitCmd() *cobra.Command {
@@ -15,14 +19,18 @@ func newInitCmd() *cobra.Command {
 		Short: "Create a run folder with its resolved configuration",
 		Long: `Create the run folder DIR with run.yaml: the resolved configuration (the built-in
 pipeline.yaml with --config overlaid), its sha256 and the code version. Every stage checks that
-hash, so a run's configuration cannot drift. DIR must not exist or be empty.`,
+hash, so a run's configuration cannot drift. DIR must not exist or be empty.
+
+With the simulated world (executor.backend: sim) it also writes the task records:
+tasks/train.arrow (tasks.train_per_family per IID family) and tasks/test.arrow
+(tasks.test_per_family per benchmark, IID and OOD).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadConfig(path)
 			if err != nil {
 				return err
 			}
-			r, err := rundir.Init(run, cfg, codeVersion())
+			r, err := rundir.Init(run, cfg, codeVersion(), writeSimTasks)
 			if err != nil {
 				return err
 			}
@@ -34,4 +42,37 @@ hash, so a run's configuration cannot drift. DIR must not exist or be empty.`,
 	cmd.Flags().StringVar(&run, "run", "", "run folder to create (required)")
 	cmd.MarkFlagRequired("run")
 	return cmd
+}
+
+// writeSimTasks generates the simulated world's task records into a new run: training tasks of
+// the IID families, test tasks of every benchmark.
+func writeSimTasks(r *rundir.Run) error {
+	cfg := r.Config
+	if cfg.Executor.Backend != "sim" {
+		return nil
+	}
+	oods := make([]string, 0, len(cfg.OODFamilies))
+	for f := range cfg.OODFamilies {
+		oods = append(oods, f)
+	}
+	slices.Sort(oods)
+	lin := schema.Lineage{Run: r.Name, Stage: "init", ConfigSHA256: cfg.SHA256()}
+	for _, split := range []struct {
+		name     string
+		families []string
+		n        int
+	}{
+		{"train", cfg.Families, cfg.Tasks.TrainPerFamily},
+		{"test", append(slices.Clone(cfg.Families), oods...), cfg.Tasks.TestPerFamily},
+	} {
+		var ts []tasks.Task
+		for _, f := range split.families {
+			taskType, _ := cfg.TaskType(f)
+			ts = append(ts, sim.Tasks(cfg.Sim, cfg.Seed, f, taskType, split.name, split.n)...)
+		}
+		if err := tasks.WriteFile(r.TasksPath(split.name), lin, ts); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -15,11 +15,14 @@ type Config struct {
 	Admission    Admission         `yaml:"admission" json:"admission"`
 	Author       Author            `yaml:"author" json:"author"`
 	Policy       Policy            `yaml:"policy" json:"policy"`
+	Prior        ReferencePrior    `yaml:"reference_prior" json:"reference_prior"`
 	ValueHead    ValueHead         `yaml:"value_head" json:"value_head"`
 	ResidualHead ResidualHead      `yaml:"residual_head" json:"residual_head"`
 	Optimizer    Optimizer         `yaml:"optimizer" json:"optimizer"`
 	Executor     Executor          `yaml:"executor" json:"executor"`
 	Compute      Compute           `yaml:"compute" json:"compute"`
+	Tasks        Tasks             `yaml:"tasks" json:"tasks"`
+	Rollout      Rollout           `yaml:"rollout" json:"rollout"`
 	Objective    string            `yaml:"objective" json:"objective"`
 	Ablations    []string          `yaml:"ablations" json:"ablations"`
 	Sim          Sim               `yaml:"sim" json:"sim"`
@@ -128,6 +131,18 @@ type Optimizer struct {
 type Executor struct {
 	Backend     string  `yaml:"backend" json:"backend"`
 	Temperature float64 `yaml:"temperature" json:"temperature"`
+}
+
+// Tasks sizes the task records generated for the simulated world.
+type Tasks struct {
+	TrainPerFamily int `yaml:"train_per_family" json:"train_per_family"`
+	TestPerFamily  int `yaml:"test_per_family" json:"test_per_family"`
+}
+
+// Rollout configures the rollout stage.
+type Rollout struct {
+	Workers           int     `yaml:"workers" json:"workers"`
+	MaxUnhealthyShare float64 `yaml:"max_unhealthy_share" json:"max_unhealthy_share"`
 }
 
 // Compute selects the gomlx backend.

@@ -1,7 +1,242 @@
 package config
 
-// Sim holds the parameters of the simulated world (internal/sim documents the model).
-type Sim struct{}
+// Sim holds the parameters of the simulated world; internal/sim/doc.go documents the model and
+// pipeline.yaml (the sim: block) gives the defaults with a comment per key.
+type Sim struct {
+	// Answer space and difficulty.
+	DistractorExponent float64 `yaml:"distractor_exponent" json:"distractor_exponent"`
+	OODDifficultyShift float64 `yaml:"ood_difficulty_shift" json:"ood_difficulty_shift"`
+
+	// Failures.
+	FailBase       float64 `yaml:"fail_base" json:"fail_base"`
+	FailSlope      float64 `yaml:"fail_slope" json:"fail_slope"`
+	TruncatedShare float64 `yaml:"truncated_share" json:"truncated_share"`
+
+	// Messages, plans, reruns, verifiers.
+	InputBonus         float64 `yaml:"input_bonus" json:"input_bonus"`
+	PlanBonus          float64 `yaml:"plan_bonus" json:"plan_bonus"`
+	RerunPersistence   float64 `yaml:"rerun_persistence" json:"rerun_persistence"`
+	RerunBonus         float64 `yaml:"rerun_bonus" json:"rerun_bonus"`
+	VerifierRecall     float64 `yaml:"verifier_recall" json:"verifier_recall"`
+	VerifierFalseAlarm float64 `yaml:"verifier_false_alarm" json:"verifier_false_alarm"`
+	VerifierBonus      float64 `yaml:"verifier_bonus" json:"verifier_bonus"`
+	PlannerSkillAnswer float64 `yaml:"planner_skill_answer" json:"planner_skill_answer"`
+
+	// Tools.
+	SearchHitRate     float64 `yaml:"search_hit_rate" json:"search_hit_rate"`
+	SearchHitSlope    float64 `yaml:"search_hit_slope" json:"search_hit_slope"`
+	SearchMissPenalty float64 `yaml:"search_miss_penalty" json:"search_miss_penalty"`
+	SearchMislead     float64 `yaml:"search_mislead" json:"search_mislead"`
+	SearchNoise       float64 `yaml:"search_noise" json:"search_noise"`
+	PythonTimeoutRate float64 `yaml:"python_timeout_rate" json:"python_timeout_rate"`
+
+	// Skills (the prior the simulated author draws hidden effects from).
+	SkillHelpfulProb   float64 `yaml:"skill_helpful_prob" json:"skill_helpful_prob"`
+	SkillHarmfulProb   float64 `yaml:"skill_harmful_prob" json:"skill_harmful_prob"`
+	SkillHelpfulEffect float64 `yaml:"skill_helpful_effect" json:"skill_helpful_effect"`
+	SkillHarmfulEffect float64 `yaml:"skill_harmful_effect" json:"skill_harmful_effect"`
+	SkillEffectJitter  float64 `yaml:"skill_effect_jitter" json:"skill_effect_jitter"`
+
+	// Interactive families.
+	EnvRequirementBase  int   `yaml:"env_requirement_base" json:"env_requirement_base"`
+	EnvRequirementSlope int   `yaml:"env_requirement_slope" json:"env_requirement_slope"`
+	EnvStepsPerNode     int   `yaml:"env_steps_per_node" json:"env_steps_per_node"`
+	EnvMaxSteps         int   `yaml:"env_max_steps" json:"env_max_steps"`
+	EnvStepInputTokens  int64 `yaml:"env_step_input_tokens" json:"env_step_input_tokens"`
+	EnvStepOutputTokens int64 `yaml:"env_step_output_tokens" json:"env_step_output_tokens"`
+	EnvStepWallMS       int64 `yaml:"env_step_wall_ms" json:"env_step_wall_ms"`
+
+	// Cost.
+	TokenDifficultySlope float64 `yaml:"token_difficulty_slope" json:"token_difficulty_slope"`
+	PromptMSPerToken     float64 `yaml:"prompt_ms_per_token" json:"prompt_ms_per_token"`
+	OutputMSPerToken     float64 `yaml:"output_ms_per_token" json:"output_ms_per_token"`
+	SearchMS             int64   `yaml:"search_ms" json:"search_ms"`
+	PythonMS             int64   `yaml:"python_ms" json:"python_ms"`
+
+	Families SimFamilies `yaml:"families" json:"families"`
+	Roles    SimRoles    `yaml:"roles" json:"roles"`
+}
+
+// SimFamilies holds one row per IID task type; OOD families use their task type's row.
+type SimFamilies struct {
+	HotpotQA SimFamily `yaml:"hotpotqa" json:"hotpotqa"`
+	NQOpen   SimFamily `yaml:"nq_open" json:"nq_open"`
+	MedQA    SimFamily `yaml:"medqa" json:"medqa"`
+	AIME2026 SimFamily `yaml:"aime_2026" json:"aime_2026"`
+	MBPPPlus SimFamily `yaml:"mbpp_plus" json:"mbpp_plus"`
+	ALFWorld SimFamily `yaml:"alfworld" json:"alfworld"`
+}
+
+// ByTaskType returns the row of an IID task type.
+func (f *SimFamilies) ByTaskType(taskType string) (SimFamily, bool) {
+	switch taskType {
+	case "hotpotqa":
+		return f.HotpotQA, true
+	case "nq_open":
+		return f.NQOpen, true
+	case "medqa":
+		return f.MedQA, true
+	case "aime_2026":
+		return f.AIME2026, true
+	case "mbpp_plus":
+		return f.MBPPPlus, true
+	case "alfworld":
+		return f.ALFWorld, true
+	}
+	return SimFamily{}, false
+}
+
+// SimFamily is the world's behaviour on one task type.
+type SimFamily struct {
+	DifficultyA  float64 `yaml:"difficulty_a" json:"difficulty_a"`
+	DifficultyB  float64 `yaml:"difficulty_b" json:"difficulty_b"`
+	BaseLogit    float64 `yaml:"base_logit" json:"base_logit"`
+	Kappa        float64 `yaml:"kappa" json:"kappa"`
+	Distractors  int     `yaml:"distractors" json:"distractors"`
+	TrapRate     float64 `yaml:"trap_rate" json:"trap_rate"`
+	SearchWeight float64 `yaml:"search_weight" json:"search_weight"`
+	PythonWeight float64 `yaml:"python_weight" json:"python_weight"`
+	OutputScale  float64 `yaml:"output_scale" json:"output_scale"`
+}
+
+// SimRoles holds one row per role of the reference.
+type SimRoles struct {
+	Solver     SimRole `yaml:"solver" json:"solver"`
+	Verifier   SimRole `yaml:"verifier" json:"verifier"`
+	Planner    SimRole `yaml:"planner" json:"planner"`
+	Researcher SimRole `yaml:"researcher" json:"researcher"`
+	Finalizer  SimRole `yaml:"finalizer" json:"finalizer"`
+	ToolUser   SimRole `yaml:"tool_user" json:"tool_user"`
+}
+
+// ByID returns the row of a role id.
+func (r *SimRoles) ByID(id string) (SimRole, bool) {
+	switch id {
+	case "solver":
+		return r.Solver, true
+	case "verifier":
+		return r.Verifier, true
+	case "planner":
+		return r.Planner, true
+	case "researcher":
+		return r.Researcher, true
+	case "finalizer":
+		return r.Finalizer, true
+	case "tool_user":
+		return r.ToolUser, true
+	}
+	return SimRole{}, false
+}
+
+// SimRole is one role's competence and cost in the simulated world.
+type SimRole struct {
+	Offset       float64 `yaml:"offset" json:"offset"`
+	Adopt        float64 `yaml:"adopt" json:"adopt"`
+	SearchBonus  float64 `yaml:"search_bonus" json:"search_bonus"`
+	PythonBonus  float64 `yaml:"python_bonus" json:"python_bonus"`
+	OutputTokens float64 `yaml:"output_tokens" json:"output_tokens"`
+	TokenSigma   float64 `yaml:"token_sigma" json:"token_sigma"`
+}
 
 // sim checks the simulated world's parameters.
-func (k *checker) sim(Sim) {}
+func (k *checker) sim(s Sim) {
+	prob := func(key string, v float64) { k.floatIn("sim."+key, v, 0, 1, false, false) }
+	finite := func(key string, v float64) { k.floatIn("sim."+key, v, -50, 50, false, false) }
+
+	k.nonNegative("sim.distractor_exponent", s.DistractorExponent)
+	k.floatIn("sim.ood_difficulty_shift", s.OODDifficultyShift, 0, 1, false, true)
+
+	prob("fail_base", s.FailBase)
+	k.nonNegative("sim.fail_slope", s.FailSlope)
+	if s.FailBase+s.FailSlope > 1 {
+		k.fail("sim.fail_slope", "fail_base + fail_slope must be <= 1 (p_fail at difficulty 1), got %g", s.FailBase+s.FailSlope)
+	}
+	prob("truncated_share", s.TruncatedShare)
+
+	finite("input_bonus", s.InputBonus)
+	finite("plan_bonus", s.PlanBonus)
+	prob("rerun_persistence", s.RerunPersistence)
+	finite("rerun_bonus", s.RerunBonus)
+	prob("verifier_recall", s.VerifierRecall)
+	prob("verifier_false_alarm", s.VerifierFalseAlarm)
+	finite("verifier_bonus", s.VerifierBonus)
+	prob("planner_skill_answer", s.PlannerSkillAnswer)
+
+	prob("search_hit_rate", s.SearchHitRate)
+	k.nonNegative("sim.search_hit_slope", s.SearchHitSlope)
+	finite("search_miss_penalty", s.SearchMissPenalty)
+	prob("search_mislead", s.SearchMislead)
+	prob("search_noise", s.SearchNoise)
+	prob("python_timeout_rate", s.PythonTimeoutRate)
+
+	prob("skill_helpful_prob", s.SkillHelpfulProb)
+	prob("skill_harmful_prob", s.SkillHarmfulProb)
+	if s.SkillHelpfulProb+s.SkillHarmfulProb > 1 {
+		k.fail("sim.skill_harmful_prob", "skill_helpful_prob + skill_harmful_prob must be <= 1, got %g", s.SkillHelpfulProb+s.SkillHarmfulProb)
+	}
+	k.floatIn("sim.skill_helpful_effect", s.SkillHelpfulEffect, 0, 50, false, false)
+	k.floatIn("sim.skill_harmful_effect", s.SkillHarmfulEffect, -50, 0, false, false)
+	k.nonNegative("sim.skill_effect_jitter", s.SkillEffectJitter)
+
+	k.intMin("sim.env_requirement_base", int64(s.EnvRequirementBase), 1)
+	k.intMin("sim.env_requirement_slope", int64(s.EnvRequirementSlope), 0)
+	k.intMin("sim.env_steps_per_node", int64(s.EnvStepsPerNode), 1)
+	k.intMin("sim.env_max_steps", int64(s.EnvMaxSteps), 1)
+	k.intMin("sim.env_step_input_tokens", s.EnvStepInputTokens, 0)
+	k.intMin("sim.env_step_output_tokens", s.EnvStepOutputTokens, 0)
+	k.intMin("sim.env_step_wall_ms", s.EnvStepWallMS, 0)
+
+	k.nonNegative("sim.token_difficulty_slope", s.TokenDifficultySlope)
+	k.nonNegative("sim.prompt_ms_per_token", s.PromptMSPerToken)
+	k.nonNegative("sim.output_ms_per_token", s.OutputMSPerToken)
+	k.intMin("sim.search_ms", s.SearchMS, 0)
+	k.intMin("sim.python_ms", s.PythonMS, 0)
+
+	fams := []struct {
+		name string
+		f    SimFamily
+		maxD int64 // most distractors the family's answer space holds
+	}{
+		{"hotpotqa", s.Families.HotpotQA, 40},
+		{"nq_open", s.Families.NQOpen, 40},
+		{"medqa", s.Families.MedQA, 3},
+		{"aime_2026", s.Families.AIME2026, 100},
+		{"mbpp_plus", s.Families.MBPPPlus, 12},
+		{"alfworld", s.Families.ALFWorld, 40},
+	}
+	for _, fm := range fams {
+		key := "families." + fm.name + "."
+		k.positive("sim."+key+"difficulty_a", fm.f.DifficultyA)
+		k.positive("sim."+key+"difficulty_b", fm.f.DifficultyB)
+		finite(key+"base_logit", fm.f.BaseLogit)
+		k.nonNegative("sim."+key+"kappa", fm.f.Kappa)
+		k.intMin("sim."+key+"distractors", int64(fm.f.Distractors), 1)
+		if int64(fm.f.Distractors) > fm.maxD {
+			k.fail("sim."+key+"distractors", "must be <= %d for this family, got %d", fm.maxD, fm.f.Distractors)
+		}
+		prob(key+"trap_rate", fm.f.TrapRate)
+		prob(key+"search_weight", fm.f.SearchWeight)
+		prob(key+"python_weight", fm.f.PythonWeight)
+		k.positive("sim."+key+"output_scale", fm.f.OutputScale)
+	}
+
+	roles := []struct {
+		name string
+		r    SimRole
+	}{
+		{"solver", s.Roles.Solver}, {"verifier", s.Roles.Verifier}, {"planner", s.Roles.Planner},
+		{"researcher", s.Roles.Researcher}, {"finalizer", s.Roles.Finalizer}, {"tool_user", s.Roles.ToolUser},
+	}
+	for _, rl := range roles {
+		key := "roles." + rl.name + "."
+		finite(key+"offset", rl.r.Offset)
+		prob(key+"adopt", rl.r.Adopt)
+		finite(key+"search_bonus", rl.r.SearchBonus)
+		finite(key+"python_bonus", rl.r.PythonBonus)
+		k.positive("sim."+key+"output_tokens", rl.r.OutputTokens)
+		if rl.r.OutputTokens > 1e6 {
+			k.fail("sim."+key+"output_tokens", "must be <= 1e6, got %g", rl.r.OutputTokens)
+		}
+		k.floatIn("sim."+key+"token_sigma", rl.r.TokenSigma, 0, 3, false, false)
+	}
+}

@@ -166,6 +166,11 @@ func (c *Config) validate(name string, file *ast.File) error {
 	k.nonNegative("optimizer.weight_decay", o.WeightDecay)
 	k.positive("optimizer.grad_clip", o.GradClip)
 
+	k.intMin("tasks.train_per_family", int64(c.Tasks.TrainPerFamily), 1)
+	k.intMin("tasks.test_per_family", int64(c.Tasks.TestPerFamily), 1)
+	k.intMin("rollout.workers", int64(c.Rollout.Workers), 0)
+	k.floatIn("rollout.max_unhealthy_share", c.Rollout.MaxUnhealthyShare, 0, 1, false, false)
+
 	k.oneOf("executor.backend", c.Executor.Backend, "sim", "openai")
 	k.nonNegative("executor.temperature", c.Executor.Temperature)
 	k.oneOf("compute.backend", c.Compute.Backend, "auto", "simplego", "xla")

@@ -37,9 +37,10 @@ type runFile struct {
 
 const runFileHeader = "# Written by `evosteer init`. Do not edit: every stage checks config_sha256.\n"
 
-// Init creates a run folder with its run.yaml and the folder for task files. It refuses a
-// folder that exists and is not empty, so a run is never overwritten by accident.
-func Init(dir string, cfg *config.Config, codeVersion string) (*Run, error) {
+// Init creates a run folder: the tasks folder, whatever populate writes (the task records), and
+// run.yaml last, so a folder with run.yaml is complete; on failure the new folder is removed. It
+// refuses a folder that exists and is not empty, so a run is never overwritten by accident.
+func Init(dir string, cfg *config.Config, codeVersion string, populate func(*Run) error) (_ *Run, err error) {
 	entries, err := os.ReadDir(dir)
 	switch {
 	case err == nil && len(entries) > 0:
@@ -50,7 +51,17 @@ func Init(dir string, cfg *config.Config, codeVersion string) (*Run, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "tasks"), 0o755); err != nil {
 		return nil, fmt.Errorf("init %s: %w", dir, err)
 	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(dir)
+		}
+	}()
 	r := &Run{Dir: dir, Name: filepath.Base(filepath.Clean(dir)), Config: cfg, CodeVersion: codeVersion}
+	if populate != nil {
+		if err := populate(r); err != nil {
+			return nil, fmt.Errorf("init %s: %w", dir, err)
+		}
+	}
 	rf := runFile{Name: r.Name, CreatedAt: time.Now().UTC().Truncate(time.Second), CodeVersion: codeVersion, ConfigSHA256: cfg.SHA256(), Config: cfg}
 	out, err := yaml.MarshalWithOptions(rf, yaml.IndentSequence(true))
 	if err != nil {
@@ -83,6 +94,11 @@ func Open(dir string) (*Run, error) {
 		return nil, fmt.Errorf("open run %s: %s was edited: its config hashes to %s, recorded %s; start a new run instead", dir, RunFileName, got, rf.ConfigSHA256)
 	}
 	return &Run{Dir: dir, Name: rf.Name, Config: rf.Config, CodeVersion: rf.CodeVersion}, nil
+}
+
+// TasksPath is the task file of a split ("train" or "test").
+func (r *Run) TasksPath(split string) string {
+	return filepath.Join(r.Dir, "tasks", split+".arrow")
 }
 
 // StepDir is the folder of training step k (step 0 is the initial state).

@@ -17,7 +17,7 @@ func newRun(t *testing.T) *Run {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Init(filepath.Join(t.TempDir(), "demo"), cfg, "test-version")
+	r, err := Init(filepath.Join(t.TempDir(), "demo"), cfg, "test-version", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func TestInitOpenRoundTrip(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(r.Dir, "tasks")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Init(r.Dir, r.Config, "x"); err == nil || !strings.Contains(err.Error(), "not empty") {
+	if _, err := Init(r.Dir, r.Config, "x", nil); err == nil || !strings.Contains(err.Error(), "not empty") {
 		t.Fatalf("init over an existing run: %v", err)
 	}
 }
@@ -166,5 +166,17 @@ func TestShardsShareTheStageFolder(t *testing.T) {
 	entries, _ := os.ReadDir(r.StageDir(3, "rollout"))
 	if len(entries) != 2 {
 		t.Fatalf("stage folder holds %d files, want both shards", len(entries))
+	}
+}
+
+func TestInitRemovesFolderWhenPopulateFails(t *testing.T) {
+	cfg, _ := config.Default()
+	dir := filepath.Join(t.TempDir(), "bad")
+	boom := errors.New("boom")
+	if _, err := Init(dir, cfg, "v", func(*Run) error { return boom }); !errors.Is(err, boom) {
+		t.Fatalf("want boom, got %v", err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatal("half-initialised run folder left behind")
 	}
 }

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/evosteer/evosteer-go/internal/arrowfmt"
+	"github.com/evosteer/evosteer-go/internal/duck"
+	"github.com/evosteer/evosteer-go/internal/rundir"
+	"github.com/evosteer/evosteer-go/stages/rollout"
+)
+
+func newRolloutCmd() *cobra.Command {
+	var f stageFlags
+	var shard string
+	cmd := &cobra.Command{
+		Use:   "rollout --run DIR --step K [--shard i/n]",
+		Short: "Roll out one step's episodes (current and natural-reference) and write them as Arrow",
+		Long: `Roll out training step K: schedule batch.tasks training tasks balanced over families, play
+batch.current_rollouts episodes of pi_theta and batch.reference_rollouts of the frozen reference rho
+per task on the configured executor (one atomic edit per decision, executed at once), and write
+step-NNNNNN/rollout/{episodes,decisions,executions}.arrow (plus sim_truth.arrow on the simulated
+world). Episodes whose executor fails are kept with healthy=false and the reason; the stage fails
+when more than rollout.max_unhealthy_share of them are unhealthy. Then print a summary.
+
+--shard i/n rolls out every n-th task starting at the i-th, into *-i-of-n.arrow files, so that
+several machines can share one step; every later stage reads all shards.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			sh := rollout.Shard{Index: 1, Count: 1}
+			if shard != "" {
+				var err error
+				if sh, err = rollout.ParseShard(shard); err != nil {
+					return err
+				}
+			}
+			log := cmd.ErrOrStderr()
+			r, err := f.runStage(cmd, log, func(r *rundir.Run) rundir.Stage {
+				return rollout.Stage(r, f.step, sh, progressLines(log, "rollout"))
+			})
+			if err != nil {
+				return err
+			}
+			return printRolloutSummary(cmd, r, f.step)
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().StringVar(&shard, "shard", "", "roll out only shard i of n (\"i/n\")")
+	return cmd
+}
+
+// progressLines reports progress as a log line at every quarter.
+func progressLines(w io.Writer, what string) func(done, total int) {
+	return func(done, total int) {
+		if done == total || done*4/total != (done-1)*4/total {
+			fmt.Fprintf(w, "%s: %d/%d episodes\n", what, done, total)
+		}
+	}
+}
+
+func printRolloutSummary(cmd *cobra.Command, r *rundir.Run, step int) error {
+	ctx := cmd.Context()
+	db, err := duck.Open(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if _, err := db.LoadRun(ctx, r.Dir, []string{"episodes", "decisions"}); err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	for _, q := range []struct{ title, file string }{
+		{"Reward by family and source", "rollout_rewards"},
+		{"Decisions by action kind", "rollout_actions"},
+	} {
+		rr, err := db.RunFile(ctx, q.file, map[string]any{"step": int64(step)})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "\n%s (step %d):\n", q.title, step)
+		err = arrowfmt.Write(out, rr, arrowfmt.Options{})
+		rr.Release()
+		if err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(out, "\nQuery the files with SQL, e.g.\n  evosteer sql --run %s \"SELECT family, avg(reward) FROM episodes GROUP BY 1\"\n", r.Dir)
+	return nil
+}

@@ -1,0 +1,25 @@
+package config
+
+// ReferencePrior weighs named indicator features of (state, action); the reference policy rho
+// scores a legal action by the sum of the weights of the indicators it fires, the role the
+// controller prompt plays for the paper's reference LLM. internal/policy defines each indicator.
+type ReferencePrior struct {
+	AddAgent                       float64 `yaml:"add_agent" json:"add_agent"`
+	AddSolverToEmptyTeam           float64 `yaml:"add_solver_to_empty_team" json:"add_solver_to_empty_team"`
+	AddAgentWithSkill              float64 `yaml:"add_agent_with_skill" json:"add_agent_with_skill"`
+	AddVerifierWhenAnswersDisagree float64 `yaml:"add_verifier_when_answers_disagree" json:"add_verifier_when_answers_disagree"`
+	AddAgentAfterAnsweredOutput    float64 `yaml:"add_agent_after_answered_output" json:"add_agent_after_answered_output"`
+	AddEdge                        float64 `yaml:"add_edge" json:"add_edge"`
+	AddEdgeAnswerToVerifier        float64 `yaml:"add_edge_answer_to_verifier" json:"add_edge_answer_to_verifier"`
+	BindSkill                      float64 `yaml:"bind_skill" json:"bind_skill"`
+	SetOutputAnswered              float64 `yaml:"set_output_answered" json:"set_output_answered"`
+	SetOutputLargestGroup          float64 `yaml:"set_output_largest_group" json:"set_output_largest_group"`
+	SetOutputUnanswered            float64 `yaml:"set_output_unanswered" json:"set_output_unanswered"`
+	RerunAgent                     float64 `yaml:"rerun_agent" json:"rerun_agent"`
+	RerunFailed                    float64 `yaml:"rerun_failed" json:"rerun_failed"`
+	DropAgent                      float64 `yaml:"drop_agent" json:"drop_agent"`
+	DropFailed                     float64 `yaml:"drop_failed" json:"drop_failed"`
+	Stop                           float64 `yaml:"stop" json:"stop"`
+	StopOutputAnswered             float64 `yaml:"stop_output_answered" json:"stop_output_answered"`
+	StopOutputAgrees               float64 `yaml:"stop_output_agrees" json:"stop_output_agrees"`
+}

@@ -1,0 +1,109 @@
+package policy
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/evosteer/evosteer-go/internal/orchestra"
+)
+
+// Roles is the canonical role order of the action descriptors' role one-hot.
+var Roles = []string{"solver", "verifier", "planner", "researcher", "finalizer", "tool_user"}
+
+// Kinds is the action-kind order of the descriptors' kind one-hot.
+var Kinds = []string{orchestra.KindAddAgent, orchestra.KindAddEdge, orchestra.KindBindSkill,
+	orchestra.KindSetOutput, orchestra.KindRerunAgent, orchestra.KindDropAgent, orchestra.KindStop}
+
+// facts are the per-decision quantities that the encodings and the prior both read, computed
+// once per decision.
+type facts struct {
+	nodes      map[string]orchestra.Node
+	newest     string
+	output     string
+	answer     map[string]string // node id -> normalised answer, for nodes that state one
+	groups     map[string]int    // normalised answer -> nodes stating it
+	largest    int               // size of the largest answer group
+	menuStatus map[string]string // skill id -> candidate | validated
+	candidates int
+	validated  int
+}
+
+func newFacts(rt *orchestra.Runtime) *facts {
+	f := &facts{nodes: map[string]orchestra.Node{}, output: rt.OutputNode(), answer: map[string]string{},
+		groups: map[string]int{}, menuStatus: map[string]string{}}
+	newestIdx := -1
+	for _, n := range rt.Nodes() {
+		f.nodes[n.ID] = n
+		if idx, err := strconv.Atoi(strings.TrimPrefix(n.ID, "n")); err == nil && idx > newestIdx {
+			newestIdx, f.newest = idx, n.ID
+		}
+		if n.StatesAnswer() {
+			a := orchestra.NormalizedAnswer(n.Output)
+			f.answer[n.ID] = a
+			f.groups[a]++
+			f.largest = max(f.largest, f.groups[a])
+		}
+	}
+	for _, s := range rt.Menu() {
+		f.menuStatus[s.ID] = s.Status
+		switch s.Status {
+		case "candidate":
+			f.candidates++
+		case "validated":
+			f.validated++
+		}
+	}
+	return f
+}
+
+func (f *facts) answered(id string) bool { _, ok := f.answer[id]; return ok }
+
+// inLargestGroup reports whether a node's answer is held by a largest group of at least two.
+func (f *facts) inLargestGroup(id string) bool {
+	a, ok := f.answer[id]
+	return ok && f.largest >= 2 && f.groups[a] == f.largest
+}
+
+func (f *facts) failed(id string) bool {
+	n, ok := f.nodes[id]
+	return ok && n.Failed()
+}
+
+// disagree reports two or more answers that are not all the same.
+func (f *facts) disagree() bool { return len(f.answer) >= 2 && len(f.groups) > 1 }
+
+// role is the role an action concerns: the new agent's, or the target node's.
+func (f *facts) role(a orchestra.Action) string {
+	switch a.Kind {
+	case orchestra.KindAddAgent:
+		return a.RoleID
+	case orchestra.KindAddEdge:
+		return f.nodes[a.TargetID].Role
+	}
+	return f.nodes[a.NodeID].Role
+}
+
+// target is the node an action acts on ("" for ADD_AGENT and STOP).
+func target(a orchestra.Action) string {
+	if a.Kind == orchestra.KindAddEdge {
+		return a.TargetID
+	}
+	if a.Kind == orchestra.KindAddAgent {
+		return ""
+	}
+	return a.NodeID
+}
+
+func onehot(dst []float32, vocab []string, v string) {
+	if i := slices.Index(vocab, v); i >= 0 {
+		dst[i] = 1
+	}
+}
+
+func b2f(b bool) float32 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,63 @@
+package policy
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/evosteer/evosteer-go/internal/orchestra"
+)
+
+// Decision is what a policy sees at one decision: the runtime's state, its legal actions, and
+// the published value head's estimate (0 until a value head has been fitted).
+type Decision struct {
+	RT          *orchestra.Runtime
+	Legal       []orchestra.Action
+	Families    []string // task-type one-hot order
+	Value       float64
+	ValueChange float64
+}
+
+// Policy scores the legal actions of a decision.
+type Policy interface {
+	// LogProbs returns log pi(a|s) for each legal action, in d.Legal's order.
+	LogProbs(d *Decision) ([]float64, error)
+}
+
+// LogSoftmax normalises logits over the legal set; a single legal action gets log-prob 0
+// exactly, as the paper's grammar mask gives it.
+func LogSoftmax(logits []float64) []float64 {
+	out := make([]float64, len(logits))
+	if len(logits) == 1 {
+		return out
+	}
+	m := math.Inf(-1)
+	for _, l := range logits {
+		m = max(m, l)
+	}
+	var z float64
+	for _, l := range logits {
+		z += math.Exp(l - m)
+	}
+	lz := m + math.Log(z)
+	for i, l := range logits {
+		out[i] = l - lz
+	}
+	return out
+}
+
+// Sample draws an index from log-probabilities with the given generator.
+func Sample(logp []float64, rng *rand.Rand) (int, error) {
+	if len(logp) == 0 {
+		return 0, fmt.Errorf("sample: no legal action")
+	}
+	u := rng.Float64()
+	var c float64
+	for i, l := range logp {
+		c += math.Exp(l)
+		if u < c {
+			return i, nil
+		}
+	}
+	return len(logp) - 1, nil // rounding: the mass sums to 1 - epsilon
+}

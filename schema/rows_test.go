@@ -1,0 +1,122 @@
+package schema
+
+import (
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+type scoreRow struct {
+	EpisodeID    string  `arrow:"episode_id"`
+	T            int32   `arrow:"t"`
+	LogpTheta    float64 `arrow:"logp_theta"`
+	LogpRho      float64 `arrow:"logp_rho"`
+	DeltaL       float64 `arrow:"delta_l"`
+	LegalCount   int32   `arrow:"legal_count"`
+	ThetaVersion int64   `arrow:"theta_version"`
+	Note         string  // untagged fields are ignored
+}
+
+type valueRow struct {
+	EpisodeID string      `arrow:"episode_id"`
+	T         int32       `arrow:"t"`
+	Features  [30]float32 `arrow:"features"`
+	TaskType  string      `arrow:"task_type"`
+	Label     float64     `arrow:"label"`
+}
+
+type ledgerRow struct {
+	Seq        int64    `arrow:"seq"`
+	Step       int64    `arrow:"step"`
+	Event      string   `arrow:"event"`
+	SkillID    *string  `arrow:"skill_id"`
+	J          *int64   `arrow:"comparison_j"`
+	L          *int64   `arrow:"look_l"`
+	W          *int64   `arrow:"W"`
+	Losses     *int64   `arrow:"L"`
+	T0         *int64   `arrow:"T0"`
+	D          *int64   `arrow:"D"`
+	PPlus      *float64 `arrow:"p_plus"`
+	PMinus     *float64 `arrow:"p_minus"`
+	Level      *float64 `arrow:"level"`
+	AlphaEach  *float64 `arrow:"alpha_each"`
+	AlphaSpent float64  `arrow:"alpha_spent"`
+}
+
+// roundTrip writes rows through Build and a file, and reads them back with Rows.
+func roundTrip[T any](t *testing.T, table *Table, rows []T) []T {
+	t.Helper()
+	rec, err := Build(table, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Release()
+	path := filepath.Join(t.TempDir(), table.Name+".arrow")
+	if err := table.WriteBatches(path, Lineage{Run: "r", Stage: "s", ConfigSHA256: "c"}, rec); err != nil {
+		t.Fatal(err)
+	}
+	f, err := table.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rr, err := f.Reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rr.Release()
+	back, err := Rows[T](table, rr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return back
+}
+
+func TestRowsRoundTrip(t *testing.T) {
+	scores := []scoreRow{{"a", 0, -1.5, -1, -0.5, 3, 2, ""}, {"b", 1, 0, 0, 0, 1, 2, ""}}
+	if got := roundTrip(t, Scores, scores); !reflect.DeepEqual(got, scores) {
+		t.Fatalf("scores: %+v", got)
+	}
+	var f [30]float32
+	for i := range f {
+		f[i] = float32(i) / 7
+	}
+	values := []valueRow{{"a", 2, f, "medqa", 1}, {"b", 0, [30]float32{}, "alfworld", 0}}
+	if got := roundTrip(t, ValueData, values); !reflect.DeepEqual(got, values) {
+		t.Fatalf("value_data: %+v", got)
+	}
+	id, j, p := "evosteer-x", int64(4), 0.01
+	ledger := []ledgerRow{{Seq: 1, Event: "seed", AlphaSpent: 0}, {Seq: 2, Step: 3, Event: "look", SkillID: &id, J: &j, PPlus: &p, AlphaSpent: 0.002}}
+	if got := roundTrip(t, Ledger, ledger); !reflect.DeepEqual(got, ledger) {
+		t.Fatalf("ledger: %+v", got)
+	}
+}
+
+func TestRowsRejectMismatchedStructs(t *testing.T) {
+	type missing struct {
+		EpisodeID string `arrow:"episode_id"`
+	}
+	type wrongType struct {
+		scoreRow
+		T string `arrow:"t"`
+	}
+	type extra struct {
+		scoreRow
+		X int64 `arrow:"x"`
+	}
+	type notNullable struct {
+		ledgerRow
+		AlphaSpent *float64 `arrow:"alpha_spent"`
+	}
+	for name, err := range map[string]error{
+		"missing":      func() error { _, err := Build(Scores, []missing{{}}); return err }(),
+		"extra":        func() error { _, err := Build(Scores, []extra{{}}); return err }(),
+		"wrong type":   func() error { _, err := Build(Scores, []wrongType{{}}); return err }(),
+		"not nullable": func() error { _, err := Build(Ledger, []notNullable{{}}); return err }(),
+	} {
+		if err == nil || !strings.Contains(err.Error(), "table ") {
+			t.Errorf("%s: want a clear error, got %v", name, err)
+		}
+	}
+}

@@ -1,0 +1,19 @@
+package schema
+
+// SimTruth holds the simulated world's hidden truths: per task (difficulty, answer, rates) and
+// per skill (its hidden effect). Tests score admission decisions against it; no learning stage
+// reads it.
+var SimTruth = declare("sim_truth", 1,
+	field("kind", utf8), // task | skill
+	field("id", utf8),   // task id or skill id
+	nullable("family", utf8),
+	nullable("task_type", utf8),
+	nullable("difficulty", f64),
+	nullable("answer", utf8),
+	nullable("trap_rate", f64),
+	nullable("fail_rate", f64),
+	nullable("search_hit_rate", f64),
+	nullable("requirement", i32),
+	nullable("effect", f64),        // skills: hidden logit effect in their family
+	nullable("effect_class", utf8), // skills: helpful | neutral | harmful
+)

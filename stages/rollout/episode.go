@@ -1,0 +1,168 @@
+package rollout
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+
+	"github.com/evosteer/evosteer-go/internal/executor"
+	"github.com/evosteer/evosteer-go/internal/orchestra"
+	"github.com/evosteer/evosteer-go/internal/policy"
+	"github.com/evosteer/evosteer-go/internal/seed"
+	"github.com/evosteer/evosteer-go/internal/tasks"
+)
+
+// maxDecisions guards against a policy that never stops; the budget normally ends an episode
+// far sooner, since every sampled decision is charged its controller prompt.
+const maxDecisions = 400
+
+// job is one episode to roll out.
+type job struct {
+	task   tasks.Task
+	source string // current | natural_reference
+	index  int
+	id     string // episode_id: {step}/{task_id}/{source}/{index}
+	seed   uint64
+	policy policy.Policy
+}
+
+// episode is everything one rollout produced.
+type episode struct {
+	row        episodeRow
+	decisions  []decisionRow
+	executions []executionRow
+}
+
+// env is what every episode of the stage shares.
+type env struct {
+	exec     executor.Executor
+	options  orchestra.Options
+	families []string
+	menuID   string
+}
+
+// run plays one episode to its end. Errors of the world (an executor or grader failure) make
+// the episode unhealthy with the reason, never the stage fail; only a bug in the pipeline
+// itself (a policy error) is returned.
+func (e *env) run(ctx context.Context, j job) (*episode, error) {
+	out := &episode{row: episodeRow{EpisodeID: j.id, TaskID: j.task.ID, Family: j.task.Family, TaskType: j.task.TaskType,
+		Split: j.task.Split, Source: j.source, Seed: j.seed, Healthy: true, MenuID: e.menuID}}
+	unhealthy := func(reason string) {
+		out.row.Healthy, out.row.UnhealthyReason = false, &reason
+	}
+	sess, err := e.exec.Begin(ctx, j.task, j.seed)
+	if err != nil {
+		unhealthy("begin episode: " + err.Error())
+		return out, nil
+	}
+	rt := orchestra.New(j.task, sess, j.seed, e.options)
+	for t := 0; !rt.Stopped(); t++ {
+		if t == maxDecisions {
+			unhealthy(fmt.Sprintf("no STOP after %d decisions", maxDecisions))
+			break
+		}
+		legal := rt.Legal()
+		if len(legal) == 0 {
+			unhealthy("no legal action: the budget cannot run any agent")
+			break
+		}
+		d := &policy.Decision{RT: rt, Legal: legal, Families: e.families}
+		forced, charged := false, false
+		var prompt string
+		if len(legal) > 1 {
+			prompt = rt.ControllerPrompt(d.Value, d.ValueChange)
+			charged = rt.ControllerReservation(orchestra.Tokens(prompt), orchestra.LongestActionTokens(legal))
+			forced = !charged // finalisation: the controller cannot pay for its decision
+			if d.Legal = rt.Legal(); charged {
+				prompt = rt.ControllerPrompt(d.Value, d.ValueChange)
+			}
+		}
+		row, a, err := e.decide(d, j, t, forced)
+		if err != nil {
+			return nil, fmt.Errorf("episode %s decision %d: %w", j.id, t, err)
+		}
+		if charged {
+			rt.SettleController(orchestra.Tokens(prompt), orchestra.Tokens(a.JSON()))
+		}
+		outcome, err := rt.Apply(ctx, a)
+		row.Observation, row.OutputChanged = outcome.Observation, outcome.OutputChanged
+		out.decisions = append(out.decisions, row)
+		for _, x := range outcome.Executions {
+			out.executions = append(out.executions, executionRowOf(j.id, int32(t), x))
+		}
+		if err != nil {
+			unhealthy(err.Error())
+			break
+		}
+	}
+	e.finish(out, rt)
+	return out, nil
+}
+
+// decide records the state s_t, samples the action with the episode's decision seed, and
+// returns the decision row (observation filled in after the action).
+func (e *env) decide(d *policy.Decision, j job, t int, forced bool) (decisionRow, orchestra.Action, error) {
+	rt := d.RT
+	state, actions := policy.Encode(d)
+	exact, coarse := rt.StructureKey()
+	row := decisionRow{EpisodeID: j.id, T: int32(t), Forced: forced, Features: rt.Features(),
+		Value: float32(d.Value), ValueChange: float32(d.ValueChange), PolicyInput: state, ActionInputs: actions,
+		ActionWidth: policy.ActionWidth, StructureKey: exact, CoarseKey: coarse,
+		NNodes: int32(rt.NumNodes()), NEdges: int32(rt.NumEdges())}
+	row.LegalActions = make([]string, len(d.Legal))
+	for i, a := range d.Legal {
+		row.LegalActions[i] = a.JSON()
+	}
+	logp, err := j.policy.LogProbs(d)
+	if err != nil {
+		return row, orchestra.Action{}, err
+	}
+	s := seed.Derive(j.seed, "decision", strconv.Itoa(t))
+	i, err := policy.Sample(logp, rand.New(rand.NewPCG(s, s>>1|1)))
+	if err != nil {
+		return row, orchestra.Action{}, err
+	}
+	a := d.Legal[i]
+	row.Chosen, row.LogpBehavior, row.ActionJSON, row.ActionKind = int32(i), logp[i], a.JSON(), a.Kind
+	return row, a, nil
+}
+
+// finish fills the episode row from the runtime's final state.
+func (e *env) finish(out *episode, rt *orchestra.Runtime) {
+	r := &out.row
+	r.T = int32(len(out.decisions))
+	r.Stopped = rt.Stopped() && !rt.Poisoned()
+	r.Reward = rt.Reward()
+	if !r.Stopped && r.Healthy {
+		reason := "episode did not stop"
+		r.Healthy, r.UnhealthyReason = false, &reason
+	}
+	if id := rt.OutputNode(); id != "" {
+		r.OutputNode = &id
+		for _, n := range rt.Nodes() {
+			if n.ID == id {
+				r.OutputText = n.Output
+			}
+		}
+	}
+	used := rt.Ledger().Settled()
+	r.TokensIn, r.TokensOut, r.ModelCalls, r.ToolCalls, r.WallMS = used.InputTokens, used.OutputTokens, used.ModelCalls, used.ToolCalls, used.WallMS
+	r.TerminalStructureKey, r.TerminalCoarseKey = rt.StructureKey()
+}
+
+func executionRowOf(episodeID string, t int32, x orchestra.ExecutionRecord) executionRow {
+	res := x.Result
+	row := executionRow{EpisodeID: episodeID, T: t, ExecIndex: int32(x.ExecIndex), NodeID: x.NodeID, Role: x.Role,
+		Skills: append([]string{}, x.Skills...), Prompt: x.Prompt, Output: res.Output, Status: res.Status,
+		FailureKind: ptr(res.FailureKind), AnswerPresent: res.AnswerPresent,
+		TokensIn: res.Usage.TokensIn, TokensOut: res.Usage.TokensOut, ModelCalls: res.Usage.ModelCalls,
+		ToolCalls: res.Usage.ToolCalls, WallMS: res.Usage.WallMS, ToolStatuses: []string{}}
+	if res.AnswerPresent && orchestra.AnswerPresent(res.Output) {
+		row.Answer = ptr(orchestra.NormalizedAnswer(res.Output))
+	}
+	for _, c := range res.Tools {
+		row.ToolStatuses = append(row.ToolStatuses, c.Tool+":"+c.Status)
+	}
+	return row
+}

@@ -1,0 +1,273 @@
+package rollout
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/executor"
+	"github.com/evosteer/evosteer-go/internal/orchestra"
+	"github.com/evosteer/evosteer-go/internal/policy"
+	"github.com/evosteer/evosteer-go/internal/rundir"
+	"github.com/evosteer/evosteer-go/internal/seed"
+	"github.com/evosteer/evosteer-go/internal/sim"
+	"github.com/evosteer/evosteer-go/internal/tasks"
+	"github.com/evosteer/evosteer-go/schema"
+)
+
+// Name is the stage's folder name.
+const Name = "rollout"
+
+// Shard selects part of a batch: shard Index of Count (1-based), by task.
+type Shard struct{ Index, Count int }
+
+// ParseShard reads "i/n".
+func ParseShard(s string) (Shard, error) {
+	i, n, ok := strings.Cut(s, "/")
+	sh := Shard{}
+	var err1, err2 error
+	sh.Index, err1 = strconv.Atoi(i)
+	sh.Count, err2 = strconv.Atoi(n)
+	if !ok || err1 != nil || err2 != nil || sh.Count < 1 || sh.Index < 1 || sh.Index > sh.Count {
+		return Shard{}, fmt.Errorf("shard %q: want i/n with 1 <= i <= n", s)
+	}
+	return sh, nil
+}
+
+// suffix names a shard's files ("" when unsharded).
+func (s Shard) suffix() string {
+	if s.Count <= 1 {
+		return ""
+	}
+	return fmt.Sprintf("-%d-of-%d", s.Index, s.Count)
+}
+
+// Progress receives a line per finished episode batch slice; nil prints nothing.
+type Progress func(done, total int)
+
+// Stage returns the rollout stage of one step.
+func Stage(r *rundir.Run, step int, shard Shard, progress Progress) rundir.Stage {
+	st := rundir.Stage{Name: Name, Inputs: []string{r.Rel(r.TasksPath("train"))}}
+	if shard.Count > 1 {
+		st.Shard = strings.TrimPrefix(shard.suffix(), "-")
+	}
+	st.Run = func(ctx context.Context, sc *rundir.StageContext) error {
+		return run(ctx, sc, shard, progress)
+	}
+	return st
+}
+
+// NewExecutor opens the configured executor backend.
+func NewExecutor(cfg *config.Config) (executor.Executor, error) {
+	switch cfg.Executor.Backend {
+	case "sim":
+		return sim.New(cfg.Sim, cfg.Seed), nil
+	default:
+		return nil, fmt.Errorf("executor backend %q is not available in this build (use sim)", cfg.Executor.Backend)
+	}
+}
+
+func run(ctx context.Context, sc *rundir.StageContext, shard Shard, progress Progress) error {
+	cfg := sc.Run.Config
+	train, err := tasks.ReadFile(sc.Run.TasksPath("train"))
+	if err != nil {
+		return err
+	}
+	exec, err := NewExecutor(cfg)
+	if err != nil {
+		return err
+	}
+	jobs, picked := plan(cfg, sc.Step, train, shard)
+	e := &env{exec: exec, families: cfg.Families, menuID: menuID(nil),
+		options: orchestra.Options{Budget: cfg.Budget, Interleaved: !cfg.Ablated("interleaved-execution"),
+			Repair: !cfg.Ablated("learnable-repair")}}
+	eps, err := runAll(ctx, e, jobs, workers(cfg), progress)
+	if err != nil {
+		return err
+	}
+	if err := checkHealth(eps, cfg.Rollout.MaxUnhealthyShare); err != nil {
+		return err
+	}
+	return writeOutputs(sc, sc.Lineage(), shard, eps, exec, picked)
+}
+
+// plan builds the step's episode jobs: for every scheduled task of the shard, the current and
+// natural-reference rollouts, each seeded by its episode id.
+func plan(cfg *config.Config, step int, train []tasks.Task, shard Shard) ([]job, []tasks.Task) {
+	byID := make(map[string]tasks.Task, len(train))
+	byFamily := map[string][]string{}
+	for _, t := range train {
+		byID[t.ID] = t
+		byFamily[t.Family] = append(byFamily[t.Family], t.ID)
+	}
+	ids := Schedule(cfg.Seed, step, cfg.Batch.Tasks, cfg.Families, byFamily)
+	// Both policies are the reference prior until the update stage trains theta: pi_theta = rho
+	// exactly at step 0.
+	prior := policy.NewPrior(cfg.Prior)
+	var jobs []job
+	var picked []tasks.Task
+	for i, id := range ids {
+		if shard.Count > 1 && i%shard.Count != shard.Index-1 {
+			continue
+		}
+		t := byID[id]
+		picked = append(picked, t)
+		for _, src := range []struct {
+			name string
+			n    int
+		}{{"current", cfg.Batch.CurrentRollouts}, {"natural_reference", cfg.Batch.ReferenceRollouts}} {
+			for k := 0; k < src.n; k++ {
+				eid := fmt.Sprintf("%d/%s/%s/%d", step, id, src.name, k)
+				jobs = append(jobs, job{task: t, source: src.name, index: k, id: eid, seed: seed.Derive(cfg.Seed, eid), policy: prior})
+			}
+		}
+	}
+	return jobs, picked
+}
+
+func workers(cfg *config.Config) int {
+	if cfg.Rollout.Workers > 0 {
+		return cfg.Rollout.Workers
+	}
+	return 4 * runtime.NumCPU()
+}
+
+// runAll plays every job on a bounded pool. Results keep the jobs' order, so the output does
+// not depend on scheduling.
+func runAll(ctx context.Context, e *env, jobs []job, n int, progress Progress) ([]*episode, error) {
+	out := make([]*episode, len(jobs))
+	errs := make([]error, len(jobs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	for w := 0; w < min(n, len(jobs)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i], errs[i] = e.run(ctx, jobs[i])
+				mu.Lock()
+				done++
+				if progress != nil {
+					progress(done, len(jobs))
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+feed:
+	for i := range jobs {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// checkHealth fails the stage when too many episodes were unhealthy, naming the reasons.
+func checkHealth(eps []*episode, maxShare float64) error {
+	reasons := map[string]int{}
+	bad := 0
+	for _, ep := range eps {
+		if !ep.row.Healthy {
+			bad++
+			reasons[*ep.row.UnhealthyReason]++
+		}
+	}
+	if len(eps) == 0 || float64(bad)/float64(len(eps)) <= maxShare {
+		return nil
+	}
+	keys := make([]string, 0, len(reasons))
+	for k := range reasons {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return reasons[keys[i]] > reasons[keys[j]] || (reasons[keys[i]] == reasons[keys[j]] && keys[i] < keys[j]) })
+	var b strings.Builder
+	for _, k := range keys[:min(5, len(keys))] {
+		fmt.Fprintf(&b, "\n  %d x %s", reasons[k], k)
+	}
+	return fmt.Errorf("%d of %d episodes unhealthy (more than rollout.max_unhealthy_share = %g); reasons:%s", bad, len(eps), maxShare, b.String())
+}
+
+// menuID is the hash of a skill menu: the ids in order.
+func menuID(menu []orchestra.MenuSkill) string {
+	ids := make([]string, len(menu))
+	for i, s := range menu {
+		ids[i] = s.ID
+	}
+	slices.Sort(ids)
+	sum := sha256.Sum256([]byte(strings.Join(ids, "\n")))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+func writeOutputs(sc *rundir.StageContext, lin schema.Lineage, shard Shard, eps []*episode, exec executor.Executor, picked []tasks.Task) error {
+	var episodes []episodeRow
+	var decisions []decisionRow
+	var executions []executionRow
+	for _, ep := range eps {
+		episodes = append(episodes, ep.row)
+		decisions = append(decisions, ep.decisions...)
+		executions = append(executions, ep.executions...)
+	}
+	sfx := shard.suffix()
+	if err := writeTable(sc.OutDir, "episodes"+sfx, schema.Episodes, lin, episodes); err != nil {
+		return err
+	}
+	if err := writeTable(sc.OutDir, "decisions"+sfx, schema.Decisions, lin, decisions); err != nil {
+		return err
+	}
+	if err := writeTable(sc.OutDir, "executions"+sfx, schema.Executions, lin, executions); err != nil {
+		return err
+	}
+	if w, ok := exec.(*sim.World); ok {
+		return writeTable(sc.OutDir, "sim_truth"+sfx, schema.SimTruth, lin, truthRows(w, picked))
+	}
+	return nil
+}
+
+func writeTable[T any](dir, name string, t *schema.Table, lin schema.Lineage, rows []T) error {
+	rec, err := schema.Build(t, rows)
+	if err != nil {
+		return err
+	}
+	defer rec.Release()
+	return t.WriteBatches(filepath.Join(dir, name+".arrow"), lin, rec)
+}
+
+// truthRows are the hidden truths of the batch's tasks.
+func truthRows(w *sim.World, picked []tasks.Task) []simTruthRow {
+	rows := make([]simTruthRow, 0, len(picked))
+	for _, t := range picked {
+		tr := w.TaskTruth(t)
+		row := simTruthRow{Kind: "task", ID: t.ID, Family: &tr.Family, TaskType: &tr.TaskType, Difficulty: &tr.Difficulty,
+			Answer: ptr(tr.Answer), TrapRate: &tr.TrapRate, FailRate: &tr.FailRate, SearchHitRate: &tr.SearchHitRate}
+		if tr.Requirement > 0 {
+			req := int32(tr.Requirement)
+			row.Requirement = &req
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
