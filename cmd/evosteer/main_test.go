@@ -139,3 +139,34 @@ func writeFile(t *testing.T, path, text string) {
 		t.Fatal(err)
 	}
 }
+
+func TestRolloutCommand(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "demo")
+	cfg := filepath.Join(t.TempDir(), "small.yaml")
+	writeFile(t, cfg, "batch:\n  tasks: 6\ntasks:\n  train_per_family: 4\n  test_per_family: 2\n")
+	if _, err := run(t, "", "init", "--run", dir, "--config", cfg); err != nil {
+		t.Fatal(err)
+	}
+	out, err := run(t, "", "rollout", "--run", dir, "--step", "1")
+	if err != nil {
+		t.Fatalf("rollout: %v\n%s", err, out)
+	}
+	for _, want := range []string{"rollout step 1: done", "Reward by family and source", "natural_reference", "Decisions by action kind", "STOP", "evosteer sql --run"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("rollout output lacks %q:\n%s", want, out)
+		}
+	}
+	if out, err = run(t, "", "rollout", "--run", dir, "--step", "1"); err != nil || !strings.Contains(out, "up to date") {
+		t.Fatalf("second rollout: %v\n%s", err, out)
+	}
+	out, err = run(t, "", "sql", "--run", dir, "--format", "csv", "SELECT count(*) AS n FROM episodes")
+	if err != nil || out != "n\n24\n" {
+		t.Fatalf("episodes after rollout: %v %q", err, out)
+	}
+	if _, err := run(t, "", "rollout", "--run", dir, "--step", "0"); err == nil {
+		t.Fatal("step 0 accepted")
+	}
+	if _, err := run(t, "", "rollout", "--run", dir, "--step", "1", "--shard", "3/2"); err == nil {
+		t.Fatal("shard 3/2 accepted")
+	}
+}

@@ -30,7 +30,9 @@ var indicators = []indicator{
 			return a.Kind == orchestra.KindAddAgent && a.RoleID == "verifier" && f.disagree()
 		}},
 	{"add_agent_after_answered_output", func(w *config.ReferencePrior) float64 { return w.AddAgentAfterAnsweredOutput },
-		func(f *facts, a orchestra.Action) bool { return a.Kind == orchestra.KindAddAgent && f.answered(f.output) }},
+		func(f *facts, a orchestra.Action) bool {
+			return a.Kind == orchestra.KindAddAgent && f.answered(f.output)
+		}},
 	{"add_edge", func(w *config.ReferencePrior) float64 { return w.AddEdge }, kind(orchestra.KindAddEdge)},
 	{"add_edge_answer_to_verifier", func(w *config.ReferencePrior) float64 { return w.AddEdgeAnswerToVerifier },
 		func(f *facts, a orchestra.Action) bool {
@@ -38,24 +40,34 @@ var indicators = []indicator{
 		}},
 	{"bind_skill", func(w *config.ReferencePrior) float64 { return w.BindSkill }, kind(orchestra.KindBindSkill)},
 	{"set_output_answered", func(w *config.ReferencePrior) float64 { return w.SetOutputAnswered },
-		func(f *facts, a orchestra.Action) bool { return a.Kind == orchestra.KindSetOutput && f.answered(a.NodeID) }},
+		func(f *facts, a orchestra.Action) bool {
+			return a.Kind == orchestra.KindSetOutput && f.answered(a.NodeID)
+		}},
 	{"set_output_largest_group", func(w *config.ReferencePrior) float64 { return w.SetOutputLargestGroup },
 		func(f *facts, a orchestra.Action) bool {
 			return a.Kind == orchestra.KindSetOutput && f.inLargestGroup(a.NodeID)
 		}},
 	{"set_output_unanswered", func(w *config.ReferencePrior) float64 { return w.SetOutputUnanswered },
-		func(f *facts, a orchestra.Action) bool { return a.Kind == orchestra.KindSetOutput && !f.answered(a.NodeID) }},
+		func(f *facts, a orchestra.Action) bool {
+			return a.Kind == orchestra.KindSetOutput && !f.answered(a.NodeID)
+		}},
 	{"rerun_agent", func(w *config.ReferencePrior) float64 { return w.RerunAgent }, kind(orchestra.KindRerunAgent)},
 	{"rerun_failed", func(w *config.ReferencePrior) float64 { return w.RerunFailed },
-		func(f *facts, a orchestra.Action) bool { return a.Kind == orchestra.KindRerunAgent && f.failed(a.NodeID) }},
+		func(f *facts, a orchestra.Action) bool {
+			return a.Kind == orchestra.KindRerunAgent && f.failed(a.NodeID)
+		}},
 	{"drop_agent", func(w *config.ReferencePrior) float64 { return w.DropAgent }, kind(orchestra.KindDropAgent)},
 	{"drop_failed", func(w *config.ReferencePrior) float64 { return w.DropFailed },
-		func(f *facts, a orchestra.Action) bool { return a.Kind == orchestra.KindDropAgent && f.failed(a.NodeID) }},
+		func(f *facts, a orchestra.Action) bool {
+			return a.Kind == orchestra.KindDropAgent && f.failed(a.NodeID)
+		}},
 	{"stop", func(w *config.ReferencePrior) float64 { return w.Stop }, kind(orchestra.KindStop)},
 	{"stop_output_answered", func(w *config.ReferencePrior) float64 { return w.StopOutputAnswered },
 		func(f *facts, a orchestra.Action) bool { return a.Kind == orchestra.KindStop && f.answered(f.output) }},
 	{"stop_output_agrees", func(w *config.ReferencePrior) float64 { return w.StopOutputAgrees },
-		func(f *facts, a orchestra.Action) bool { return a.Kind == orchestra.KindStop && f.inLargestGroup(f.output) }},
+		func(f *facts, a orchestra.Action) bool {
+			return a.Kind == orchestra.KindStop && f.inLargestGroup(f.output)
+		}},
 }
 
 // Prior is the reference prior: logits are weighted sums of indicator features, normalised

@@ -110,6 +110,23 @@ func TestRunStageSkipsOnlyWhenUpToDate(t *testing.T) {
 	}
 }
 
+func TestRelativeRunFolder(t *testing.T) {
+	t.Chdir(t.TempDir())
+	cfg, _ := config.Default()
+	r, err := Init("runs/demo", cfg, "v", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(r.Dir, "in.txt"), []byte("a"), 0o644)
+	runs := 0
+	if _, err := r.RunStage(context.Background(), 1, copyStage("in.txt", &runs), false); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := r.RunStage(context.Background(), 1, copyStage("in.txt", &runs), false); err != nil || !res.Skipped {
+		t.Fatalf("second run: skipped %v, %v", res.Skipped, err)
+	}
+}
+
 func TestFailedStageLeavesNoTrace(t *testing.T) {
 	ctx := context.Background()
 	r := newRun(t)

@@ -159,7 +159,7 @@ func (r *Run) RunStage(ctx context.Context, step int, st Stage, force bool) (Res
 	}
 	outPaths := make([]string, len(names))
 	for i, n := range names {
-		outPaths[i] = filepath.Join(final, n)
+		outPaths[i] = r.Rel(filepath.Join(final, n))
 	}
 	outputs, err := r.hashFiles(outPaths)
 	if err != nil {

@@ -203,7 +203,9 @@ func checkHealth(eps []*episode, maxShare float64) error {
 	for k := range reasons {
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(i, j int) bool { return reasons[keys[i]] > reasons[keys[j]] || (reasons[keys[i]] == reasons[keys[j]] && keys[i] < keys[j]) })
+	sort.Slice(keys, func(i, j int) bool {
+		return reasons[keys[i]] > reasons[keys[j]] || (reasons[keys[i]] == reasons[keys[j]] && keys[i] < keys[j])
+	})
 	var b strings.Builder
 	for _, k := range keys[:min(5, len(keys))] {
 		fmt.Fprintf(&b, "\n  %d x %s", reasons[k], k)

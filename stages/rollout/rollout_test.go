@@ -1,0 +1,240 @@
+package rollout
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/executor"
+	"github.com/evosteer/evosteer-go/internal/rundir"
+	"github.com/evosteer/evosteer-go/internal/sim"
+	"github.com/evosteer/evosteer-go/internal/tasks"
+	"github.com/evosteer/evosteer-go/schema"
+)
+
+// smallRun initialises a run named "demo" under parent with a few tasks per family.
+func smallRun(t testing.TB, parent string, edit func(*config.Config)) *rundir.Run {
+	t.Helper()
+	cfg, err := config.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Batch.Tasks = 12
+	cfg.Rollout.Workers = 3
+	if edit != nil {
+		edit(cfg)
+	}
+	r, err := rundir.Init(filepath.Join(parent, "demo"), cfg, "test", func(r *rundir.Run) error {
+		var ts []tasks.Task
+		for _, f := range cfg.Families {
+			ts = append(ts, sim.Tasks(cfg.Sim, cfg.Seed, f, f, "train", 8)...)
+		}
+		return tasks.WriteFile(r.TasksPath("train"), schema.Lineage{Run: "demo", Stage: "init", ConfigSHA256: cfg.SHA256()}, ts)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func rolloutFiles(t *testing.T, r *rundir.Run, step int) map[string][]byte {
+	t.Helper()
+	if _, err := r.RunStage(context.Background(), step, Stage(r, step, Shard{1, 1}, nil), false); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{}
+	entries, _ := os.ReadDir(r.StageDir(step, Name))
+	for _, e := range entries {
+		files[e.Name()], _ = os.ReadFile(filepath.Join(r.StageDir(step, Name), e.Name()))
+	}
+	return files
+}
+
+func TestRolloutIsByteIdenticalAcrossRuns(t *testing.T) {
+	a := rolloutFiles(t, smallRun(t, t.TempDir(), nil), 1)
+	b := rolloutFiles(t, smallRun(t, t.TempDir(), nil), 1)
+	want := []string{"decisions.arrow", "episodes.arrow", "executions.arrow", "sim_truth.arrow"}
+	if got := slices.Sorted(func(yield func(string) bool) {
+		for k := range a {
+			if !yield(k) {
+				return
+			}
+		}
+	}); !slices.Equal(got, want) {
+		t.Fatalf("files %v, want %v", got, want)
+	}
+	for name, data := range a {
+		if !bytes.Equal(data, b[name]) {
+			t.Errorf("%s differs between two runs with the same seed", name)
+		}
+	}
+	c := rolloutFiles(t, smallRun(t, t.TempDir(), func(c *config.Config) { c.Seed++ }), 1)
+	if bytes.Equal(a["episodes.arrow"], c["episodes.arrow"]) {
+		t.Error("a different seed gave the same episodes")
+	}
+}
+
+// Episodes must not depend on how the worker pool interleaves them.
+func TestEpisodesIndependentOfWorkerCount(t *testing.T) {
+	cfg, _ := config.Default()
+	cfg.Batch.Tasks = 12
+	var train []tasks.Task
+	for _, f := range cfg.Families {
+		train = append(train, sim.Tasks(cfg.Sim, cfg.Seed, f, f, "train", 4)...)
+	}
+	jobs, _ := plan(cfg, 1, train, Shard{1, 1})
+	e := &env{exec: sim.New(cfg.Sim, cfg.Seed), families: cfg.Families, menuID: menuID(nil)}
+	e.options.Budget, e.options.Interleaved, e.options.Repair = cfg.Budget, true, true
+	one, err := runAll(context.Background(), e, jobs, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	many, err := runAll(context.Background(), e, jobs, 8, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(one, many) {
+		t.Fatal("episodes differ between 1 and 8 workers")
+	}
+}
+
+func readEpisodes(t *testing.T, path string) []episodeRow { return readEpisodesB(t, path) }
+
+func readEpisodesB(t testing.TB, path string) []episodeRow {
+	t.Helper()
+	f, err := schema.Episodes.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rr, err := f.Reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rr.Release()
+	rows, err := schema.Rows[episodeRow](schema.Episodes, rr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+func TestRolloutWritesTheBatch(t *testing.T) {
+	r := smallRun(t, t.TempDir(), nil)
+	rolloutFiles(t, r, 1)
+	eps := readEpisodes(t, filepath.Join(r.StageDir(1, Name), "episodes.arrow"))
+	if len(eps) != 12*4 {
+		t.Fatalf("%d episodes, want 12 tasks x 4", len(eps))
+	}
+	perTask := map[string]map[string]int{}
+	for _, e := range eps {
+		if !e.Stopped || !e.Healthy || e.T < 2 || e.Reward < 0 || e.Reward > 1 {
+			t.Errorf("episode %s: stopped %v healthy %v T %d reward %g", e.EpisodeID, e.Stopped, e.Healthy, e.T, e.Reward)
+		}
+		if !strings.HasPrefix(e.EpisodeID, "1/"+e.TaskID+"/"+e.Source+"/") {
+			t.Errorf("episode id %q", e.EpisodeID)
+		}
+		if perTask[e.TaskID] == nil {
+			perTask[e.TaskID] = map[string]int{}
+		}
+		perTask[e.TaskID][e.Source]++
+	}
+	for id, n := range perTask {
+		if n["current"] != 2 || n["natural_reference"] != 2 {
+			t.Errorf("task %s: %v, want 2 current + 2 natural_reference", id, n)
+		}
+	}
+}
+
+func TestShardsPartitionTheBatch(t *testing.T) {
+	r := smallRun(t, t.TempDir(), nil)
+	var ids []string
+	for i := 1; i <= 3; i++ {
+		if _, err := r.RunStage(context.Background(), 2, Stage(r, 2, Shard{i, 3}, nil), false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 1; i <= 3; i++ {
+		for _, e := range readEpisodes(t, filepath.Join(r.StageDir(2, Name), "episodes-"+string(rune('0'+i))+"-of-3.arrow")) {
+			ids = append(ids, e.EpisodeID)
+		}
+	}
+	if _, err := r.RunStage(context.Background(), 2, Stage(r, 2, Shard{1, 1}, nil), false); err != nil {
+		t.Fatal(err)
+	}
+	var all []string
+	for _, e := range readEpisodes(t, filepath.Join(r.StageDir(2, Name), "episodes.arrow")) {
+		all = append(all, e.EpisodeID)
+	}
+	slices.Sort(ids)
+	slices.Sort(all)
+	if !slices.Equal(ids, all) {
+		t.Fatalf("shards hold %d episodes, unsharded %d; sets differ", len(ids), len(all))
+	}
+	if _, err := ParseShard("4/3"); err == nil {
+		t.Fatal("shard 4/3 accepted")
+	}
+}
+
+// brokenWorld fails every execution of one family, as a flaky server would.
+type brokenWorld struct {
+	executor.Executor
+	family string
+}
+
+type brokenSession struct{ executor.Session }
+
+func (s brokenSession) Execute(ctx context.Context, req executor.Request) (executor.Result, error) {
+	return executor.Result{}, errors.New("server unreachable")
+}
+
+func (w brokenWorld) Begin(ctx context.Context, t tasks.Task, seed uint64) (executor.Session, error) {
+	s, err := w.Executor.Begin(ctx, t, seed)
+	if t.Family == w.family {
+		return brokenSession{s}, err
+	}
+	return s, err
+}
+
+func TestUnhealthyEpisodesAreKeptWithTheirReason(t *testing.T) {
+	cfg, _ := config.Default()
+	cfg.Batch.Tasks = 12
+	var train []tasks.Task
+	for _, f := range cfg.Families {
+		train = append(train, sim.Tasks(cfg.Sim, cfg.Seed, f, f, "train", 4)...)
+	}
+	jobs, _ := plan(cfg, 1, train, Shard{1, 1})
+	e := &env{exec: brokenWorld{sim.New(cfg.Sim, cfg.Seed), "medqa"}, families: cfg.Families, menuID: menuID(nil)}
+	e.options.Budget, e.options.Interleaved, e.options.Repair = cfg.Budget, true, true
+	eps, err := runAll(context.Background(), e, jobs, 4, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := 0
+	for _, ep := range eps {
+		if ep.row.Family == "medqa" {
+			bad++
+			if ep.row.Healthy || ep.row.UnhealthyReason == nil || !strings.Contains(*ep.row.UnhealthyReason, "server unreachable") {
+				t.Errorf("medqa episode %s: healthy %v reason %v", ep.row.EpisodeID, ep.row.Healthy, ep.row.UnhealthyReason)
+			}
+		} else if !ep.row.Healthy {
+			t.Errorf("episode %s unhealthy: %s", ep.row.EpisodeID, *ep.row.UnhealthyReason)
+		}
+	}
+	if bad == 0 {
+		t.Fatal("the batch holds no medqa task")
+	}
+	if err := checkHealth(eps, 0.5); err != nil {
+		t.Fatalf("%d of %d unhealthy is within 0.5: %v", bad, len(eps), err)
+	}
+	if err := checkHealth(eps, 0.01); err == nil || !strings.Contains(err.Error(), "server unreachable") {
+		t.Fatalf("want a failure naming the reason, got %v", err)
+	}
+}
