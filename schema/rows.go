@@ -215,3 +215,22 @@ func setValue(dst reflect.Value, a arrow.Array, i int) {
 		}
 	}
 }
+
+// ReadFile opens a file of table t and reads all its rows into structs.
+func ReadFile[T any](t *Table, path string) ([]T, error) {
+	f, err := t.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rr, err := f.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer rr.Release()
+	rows, err := Rows[T](t, rr)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return rows, nil
+}

@@ -56,17 +56,7 @@ func roundTrip[T any](t *testing.T, table *Table, rows []T) []T {
 	if err := table.WriteBatches(path, Lineage{Run: "r", Stage: "s", ConfigSHA256: "c"}, rec); err != nil {
 		t.Fatal(err)
 	}
-	f, err := table.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rr, err := f.Reader()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rr.Release()
-	back, err := Rows[T](table, rr)
+	back, err := ReadFile[T](table, path)
 	if err != nil {
 		t.Fatal(err)
 	}

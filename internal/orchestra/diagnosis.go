@@ -240,7 +240,7 @@ func (r *Runtime) diagnosisFacts() facts {
 	for _, n := range r.answerNodes() {
 		kind := ""
 		if !f.environment {
-			kind = noAnswerKind(n.Output, r.taskType)
+			kind = n.noAnswer
 		}
 		if kind == "" {
 			real = append(real, n.Output)
@@ -252,7 +252,7 @@ func (r *Runtime) diagnosisFacts() facts {
 	keys := make([]string, len(real))
 	for i, a := range real {
 		keys[i] = NormalizedAnswer(a)
-		if checkable(a) {
+		if checkable(keys[i]) {
 			f.checkable++
 		}
 		for j := range i {
@@ -279,10 +279,10 @@ func (r *Runtime) describeNodes(f *facts) {
 		if n.Result != nil {
 			reported = n.Result.AnswerPresent
 		}
-		answered := reported && AnswerPresent(n.Output)
+		answered := reported && n.hasAnswer
 		kind := ""
 		if answered {
-			kind = noAnswerKind(n.Output, r.taskType)
+			kind = n.noAnswer
 			answered = kind == ""
 		}
 		var parts []string
@@ -301,9 +301,9 @@ func (r *Runtime) describeNodes(f *facts) {
 		if n.Result != nil {
 			calls = n.Result.Tools
 		}
-		if answered && f.searchCalls > 0 && checkable(n.Output) {
+		if answered && f.searchCalls > 0 && checkable(n.AnswerKey()) {
 			switch {
-			case containsWord(text, NormalizedAnswer(n.Output)):
+			case containsWord(text, n.AnswerKey()):
 				f.realFound++
 				parts = append(parts, "its answer appears in the search results")
 			case slices.ContainsFunc(calls, func(c executor.ToolCall) bool { return c.Tool == "search" }):
@@ -330,7 +330,7 @@ func (r *Runtime) describeNodes(f *facts) {
 		}
 		f.nodeRows = append(f.nodeRows, label+": "+strings.Join(parts, ", "))
 		if answered {
-			extractedAll = extractedAll && marked(n.Output) && runeLen(NormalizedAnswer(n.Output)) <= evidenceMax
+			extractedAll = extractedAll && n.marked && runeLen(n.AnswerKey()) <= evidenceMax
 			answering = append(answering, n)
 		}
 	}

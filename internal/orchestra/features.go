@@ -99,7 +99,7 @@ func (n *Node) StatesAnswer() bool {
 	if n.Result != nil {
 		reported = n.Result.AnswerPresent
 	}
-	return reported && AnswerPresent(n.Output)
+	return reported && n.hasAnswer
 }
 
 // Failed reports whether the node's latest execution failed (feature 14's failure set).
@@ -131,8 +131,8 @@ func (r *Runtime) searchText() string {
 }
 
 // supported reports whether an answer's key is checkable and found as a whole word in text.
-func supported(answer, text string) bool {
-	return checkable(answer) && containsWord(text, NormalizedAnswer(answer))
+func supported(key, text string) bool {
+	return checkable(key) && containsWord(text, key)
 }
 
 // Features is the execution feature vector f(s) of the current state (reference §3.1).
@@ -175,8 +175,8 @@ func (r *Runtime) features() [30]float64 {
 	keys := make([]string, len(answers))
 	found, text := 0, r.searchText()
 	for i, n := range answers {
-		keys[i] = NormalizedAnswer(n.Output)
-		if supported(n.Output, text) {
+		keys[i] = n.AnswerKey()
+		if supported(keys[i], text) {
 			found++
 		}
 	}

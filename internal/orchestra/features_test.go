@@ -234,7 +234,7 @@ func TestAnswerSupportedBySearch(t *testing.T) {
 		{"Answer: New York", "in new york.", true},
 	}
 	for _, c := range cases {
-		if got := supported(c.answer, c.text); got != c.want {
+		if got := supported(NormalizedAnswer(c.answer), c.text); got != c.want {
 			t.Errorf("supported(%q in %q) = %v, want %v", c.answer, c.text, got, c.want)
 		}
 	}

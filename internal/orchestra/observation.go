@@ -177,7 +177,7 @@ func answerGroups(nodes []*Node) [][]string {
 	var keys []string
 	groups := map[string][]string{}
 	for _, n := range nodes {
-		k := NormalizedAnswer(n.Output)
+		k := n.AnswerKey()
 		if _, ok := groups[k]; !ok {
 			keys = append(keys, k)
 		}

@@ -52,7 +52,23 @@ type Node struct {
 	Output        string
 	OutputVersion int              // executions so far; 0 until the node first runs
 	Result        *executor.Result // latest execution's result; nil before the first
+	// The answer analysis of Output, computed once per execution: the features, the
+	// diagnosis and the policy read it at every decision, and the regular expressions behind
+	// it dominate the cost of a decision on long outputs.
+	answerKey string // NormalizedAnswer(Output)
+	hasAnswer bool   // AnswerPresent(Output)
+	noAnswer  string // noAnswerKind(Output, task type)
+	marked    bool   // marked(Output)
 }
+
+// setOutput records a new output with its answer analysis.
+func (n *Node) setOutput(s, taskType string) {
+	n.Output, n.answerKey, n.hasAnswer = s, NormalizedAnswer(s), AnswerPresent(s)
+	n.noAnswer, n.marked = noAnswerKind(s, taskType), marked(s)
+}
+
+// AnswerKey is NormalizedAnswer of the node's output.
+func (n *Node) AnswerKey() string { return n.answerKey }
 
 // Edge carries its source's output to its target at the target's executions.
 type Edge struct{ Source, Target, Protocol string }
@@ -506,7 +522,8 @@ func (r *Runtime) execute(ctx context.Context, ev *Event, n *Node, extra *Edge) 
 		r.lastTool = res.Tools[k-1].Status
 	}
 	ev.OutputChanged = prev != nil && *prev != res.Output
-	n.Output, n.OutputVersion, n.Result = res.Output, n.OutputVersion+1, &res
+	n.setOutput(res.Output, r.taskType)
+	n.OutputVersion, n.Result = n.OutputVersion+1, &res
 	return nil
 }
 

@@ -295,9 +295,8 @@ func containsWord(text, key string) bool {
 	return false
 }
 
-// checkable reports whether an answer's key can be looked up in search results.
-func checkable(answer string) bool {
-	key := NormalizedAnswer(answer)
+// checkable reports whether an answer key can be looked up in search results.
+func checkable(key string) bool {
 	n := runeLen(key)
 	return n >= evidenceMin && n <= evidenceMax && !nonAnswers[key]
 }

@@ -22,7 +22,7 @@ type facts struct {
 	newest     string
 	output     string
 	answer     map[string]string // node id -> normalised answer, for nodes that state one
-	groups     map[string]int    // normalised answer -> nodes stating it
+	groups     map[string]int    // normalised answer -> nodes stating it (empty ones: one each)
 	largest    int               // size of the largest answer group
 	menuStatus map[string]string // skill id -> candidate | validated
 	candidates int
@@ -40,6 +40,11 @@ func newFacts(rt *orchestra.Runtime) *facts {
 		}
 		if n.StatesAnswer() {
 			a := orchestra.NormalizedAnswer(n.Output)
+			if a == "" {
+				// An empty key (an empty code block or \boxed{}) agrees with nothing, as in
+				// feature 17's answer agreement: it forms a group of its own.
+				a = "\x00" + n.ID
+			}
 			f.answer[n.ID] = a
 			f.groups[a]++
 			f.largest = max(f.largest, f.groups[a])

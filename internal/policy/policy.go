@@ -53,11 +53,21 @@ func Sample(logp []float64, rng *rand.Rand) (int, error) {
 	}
 	u := rng.Float64()
 	var c float64
+	last := -1
 	for i, l := range logp {
-		c += math.Exp(l)
+		p := math.Exp(l)
+		c += p
 		if u < c {
 			return i, nil
 		}
+		if p > 0 {
+			last = i
+		}
 	}
-	return len(logp) - 1, nil // rounding: the mass sums to 1 - epsilon
+	if last < 0 {
+		return 0, fmt.Errorf("sample: no legal action has positive probability")
+	}
+	// Rounding: the mass sums to 1 - epsilon. Fall back to the last action that can be drawn,
+	// never to a masked one.
+	return last, nil
 }

@@ -17,7 +17,7 @@ type calibration struct {
 
 // TestCalibration drives Sessions with scripted teams on 2,400 seeded tasks (400 per IID
 // family) and checks the calibration targets of DESIGN 9: a reference-like episode (one solver,
-// output it) solves 35-60% of each family; a strong team (three solvers, then a verifier that
+// output it; interactive families rerun it until the game ends) solves 35-60% of each family; a strong team (three solvers, then a verifier that
 // receives all three, output the majority answer) does at least 10 points better on average;
 // agreement between independent solvers and verifier flags carry signal about correctness;
 // p_fail grows with difficulty.
@@ -35,11 +35,16 @@ func TestCalibration(t *testing.T) {
 			d := w.TaskTruth(task).Difficulty
 			epSeed := seed.Derive(testRunSeed, "calibration", task.ID)
 
-			// (a) reference-like: one solver, output it.
+			// (a) reference-like: one solver, output it. In interactive families the runtime
+			// withholds STOP until the environment is done, so the reference reruns its solver
+			// until the game ends or the episode's steps run out.
 			e := begin(t, w, task, epSeed)
 			r := e.run("n0", "solver", nil, nil)
-			c.ref += e.grade("n0")
 			diff, fail = append(diff, d), append(fail, b2f(r.Status == "failed"))
+			for Interactive(fam) && !e.sess.EnvironmentDone() && r.Environment.StepsCompleted < p.EnvMaxSteps {
+				r = e.run("n0", "solver", nil, nil)
+			}
+			c.ref += e.grade("n0")
 
 			// (b) strong team: three solvers, a verifier over all three, majority output.
 			e = begin(t, w, task, seed.Derive(epSeed, "team"))

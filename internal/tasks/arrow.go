@@ -48,19 +48,9 @@ func WriteFile(path string, lin schema.Lineage, ts []Task) error {
 
 // ReadFile reads a tasks table.
 func ReadFile(path string) ([]Task, error) {
-	f, err := schema.Tasks.Open(path)
+	rows, err := schema.ReadFile[row](schema.Tasks, path)
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	rr, err := f.Reader()
-	if err != nil {
-		return nil, err
-	}
-	defer rr.Release()
-	rows, err := schema.Rows[row](schema.Tasks, rr)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	ts := make([]Task, len(rows))
 	for i, r := range rows {

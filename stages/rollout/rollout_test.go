@@ -83,15 +83,7 @@ func TestRolloutIsByteIdenticalAcrossRuns(t *testing.T) {
 
 // Episodes must not depend on how the worker pool interleaves them.
 func TestEpisodesIndependentOfWorkerCount(t *testing.T) {
-	cfg, _ := config.Default()
-	cfg.Batch.Tasks = 12
-	var train []tasks.Task
-	for _, f := range cfg.Families {
-		train = append(train, sim.Tasks(cfg.Sim, cfg.Seed, f, f, "train", 4)...)
-	}
-	jobs, _ := plan(cfg, 1, train, Shard{1, 1})
-	e := &env{exec: sim.New(cfg.Sim, cfg.Seed), families: cfg.Families, menuID: menuID(nil)}
-	e.options.Budget, e.options.Interleaved, e.options.Repair = cfg.Budget, true, true
+	jobs, e := testBatch(func(c *config.Config) executor.Executor { return sim.New(c.Sim, c.Seed) })
 	one, err := runAll(context.Background(), e, jobs, 1, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -109,21 +101,25 @@ func readEpisodes(t *testing.T, path string) []episodeRow { return readEpisodesB
 
 func readEpisodesB(t testing.TB, path string) []episodeRow {
 	t.Helper()
-	f, err := schema.Episodes.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rr, err := f.Reader()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rr.Release()
-	rows, err := schema.Rows[episodeRow](schema.Episodes, rr)
+	rows, err := schema.ReadFile[episodeRow](schema.Episodes, path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return rows
+}
+
+// testBatch is a 12-task step of the simulated world with its episode jobs and environment.
+func testBatch(exec func(*config.Config) executor.Executor) ([]job, *env) {
+	cfg, _ := config.Default()
+	cfg.Batch.Tasks = 12
+	var train []tasks.Task
+	for _, f := range cfg.Families {
+		train = append(train, sim.Tasks(cfg.Sim, cfg.Seed, f, f, "train", 4)...)
+	}
+	jobs, _ := plan(cfg, 1, train, Shard{1, 1})
+	e := &env{exec: exec(cfg), families: cfg.Families, menuID: menuID(nil)}
+	e.options.Budget, e.options.Interleaved, e.options.Repair = cfg.Budget, true, true
+	return jobs, e
 }
 
 func TestRolloutWritesTheBatch(t *testing.T) {
@@ -204,15 +200,7 @@ func (w brokenWorld) Begin(ctx context.Context, t tasks.Task, seed uint64) (exec
 }
 
 func TestUnhealthyEpisodesAreKeptWithTheirReason(t *testing.T) {
-	cfg, _ := config.Default()
-	cfg.Batch.Tasks = 12
-	var train []tasks.Task
-	for _, f := range cfg.Families {
-		train = append(train, sim.Tasks(cfg.Sim, cfg.Seed, f, f, "train", 4)...)
-	}
-	jobs, _ := plan(cfg, 1, train, Shard{1, 1})
-	e := &env{exec: brokenWorld{sim.New(cfg.Sim, cfg.Seed), "medqa"}, families: cfg.Families, menuID: menuID(nil)}
-	e.options.Budget, e.options.Interleaved, e.options.Repair = cfg.Budget, true, true
+	jobs, e := testBatch(func(c *config.Config) executor.Executor { return brokenWorld{sim.New(c.Sim, c.Seed), "medqa"} })
 	eps, err := runAll(context.Background(), e, jobs, 4, nil)
 	if err != nil {
 		t.Fatal(err)
