@@ -90,3 +90,20 @@ func encodeActions(d *Decision, f *facts) []float32 {
 	}
 	return out
 }
+
+// Pad lays a decision's descriptors out on the network's fixed K-row legal-action axis
+// (policy.max_legal_actions) with a mask of the real rows, so every batch has one shape; ok is
+// false when the legal set is larger than K.
+func Pad(actions []float32, k int) (padded []float32, mask []bool, ok bool) {
+	n := len(actions) / ActionWidth
+	if n > k {
+		return nil, nil, false
+	}
+	padded = make([]float32, k*ActionWidth)
+	copy(padded, actions)
+	mask = make([]bool, k)
+	for i := range n {
+		mask[i] = true
+	}
+	return padded, mask, true
+}

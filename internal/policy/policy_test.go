@@ -201,3 +201,25 @@ func TestSampleEdgeCases(t *testing.T) {
 		}
 	}
 }
+
+func TestPadToFixedK(t *testing.T) {
+	rows := make([]float32, 3*ActionWidth)
+	for i := range rows {
+		rows[i] = float32(i + 1)
+	}
+	padded, mask, ok := Pad(rows, 5)
+	if !ok || len(padded) != 5*ActionWidth || len(mask) != 5 {
+		t.Fatalf("pad: ok %v len %d mask %d", ok, len(padded), len(mask))
+	}
+	for i, want := range []bool{true, true, true, false, false} {
+		if mask[i] != want {
+			t.Fatalf("mask %v", mask)
+		}
+	}
+	if padded[3*ActionWidth-1] != float32(3*ActionWidth) || padded[3*ActionWidth] != 0 {
+		t.Fatal("rows not copied in place or padding not zero")
+	}
+	if _, _, ok := Pad(rows, 2); ok {
+		t.Fatal("3 legal actions fit a K of 2")
+	}
+}
