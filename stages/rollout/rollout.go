@@ -51,7 +51,7 @@ func (s Shard) suffix() string {
 	return fmt.Sprintf("-%d-of-%d", s.Index, s.Count)
 }
 
-// Progress receives a line per finished episode batch slice; nil prints nothing.
+// Progress is told, after every finished episode, how many of the total are done.
 type Progress func(done, total int)
 
 // Stage returns the rollout stage of one step.
