@@ -10,7 +10,7 @@ RUN         ?= runs/demo
 CONFIG      ?= pipeline.yaml
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build run rollout test bench fmt vet check clean
+.PHONY: all build run rollout aggregate test bench fmt vet check clean
 
 all: build
 
@@ -20,15 +20,20 @@ build:
 
 STEP        ?= 1
 
-## run: build, initialise $(RUN) on the embedded simulated world (if new), roll out step 1
+## run: build, initialise $(RUN) on the embedded simulated world (if new), roll out and aggregate step 1
 run: build
 	@if [ ! -f $(RUN)/run.yaml ]; then ./$(BIN) init --config $(CONFIG) --run $(RUN); fi
 	./$(BIN) rollout --run $(RUN) --step 1
+	./$(BIN) aggregate --run $(RUN) --step 1
 	@echo "run folder: $(RUN) (configuration in $(RUN)/run.yaml)"
 
 ## rollout: one stage of one step on $(RUN) (STEP=k)
 rollout: build
 	./$(BIN) rollout --run $(RUN) --step $(STEP)
+
+## aggregate: anchors, buckets, corrections, value data and pairs of one step on $(RUN) (STEP=k)
+aggregate: build
+	./$(BIN) aggregate --run $(RUN) --step $(STEP)
 
 ## test: the default suite (what CI runs), plus the build without the duckdb_arrow tag
 test:

@@ -25,7 +25,7 @@ func (t *Table) ID() string { return fmt.Sprintf("%s@%d", t.Name, t.Version) }
 func All() []*Table {
 	return []*Table{
 		Episodes, Decisions, Executions, Scores, Anchors, Buckets,
-		ValueData, Pairs, Losses, Coefficients, Ledger, Skills,
+		Corrections, ValueData, Pairs, Losses, Coefficients, Ledger, Skills,
 		Tasks, SimTruth,
 	}
 }

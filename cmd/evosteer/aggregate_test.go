@@ -1,0 +1,66 @@
+//go:build duckdb_arrow
+
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// aggregate after rollout: the summary, --check against the oracle, and `evosteer sql` over the
+// anchors, buckets and pairs it wrote; a later step without its rollout fails with a hint.
+func TestAggregateCommand(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "demo")
+	cfg := filepath.Join(t.TempDir(), "small.yaml")
+	writeFile(t, cfg, "batch:\n  tasks: 6\ntasks:\n  train_per_family: 4\n  test_per_family: 2\n")
+	if _, err := run(t, "", "init", "--run", dir, "--config", cfg); err != nil {
+		t.Fatal(err)
+	}
+	for step := range []int{1, 2} {
+		s := string(rune('1' + step))
+		if out, err := run(t, "", "rollout", "--run", dir, "--step", s); err != nil {
+			t.Fatalf("rollout %s: %v\n%s", s, err, out)
+		}
+		out, err := run(t, "", "aggregate", "--run", dir, "--step", s, "--check")
+		if err != nil {
+			t.Fatalf("aggregate %s: %v\n%s", s, err, out)
+		}
+		for _, want := range []string{"aggregate step " + s + ": done", "anchors             24 rows  mean p_hat 0.", "buckets", "corrections",
+			"value_data", "pairs                0 rows", "anchors      ok (24 rows)", "buckets      ok", "corrections  ok", "value_data   ok", "pairs        ok (0 rows)"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("aggregate %s output lacks %q:\n%s", s, want, out)
+			}
+		}
+	}
+	out, err := run(t, "", "aggregate", "--run", dir, "--step", "2")
+	if err != nil || !strings.Contains(out, "up to date") {
+		t.Fatalf("second aggregate: %v\n%s", err, out)
+	}
+
+	for _, q := range []struct{ query, want string }{
+		// One anchor per episode, each step.
+		{"SELECT a.step, count(*) AS n, count(e.episode_id) AS matched FROM anchors a LEFT JOIN episodes e USING (step, episode_id) GROUP BY a.step ORDER BY a.step",
+			"step,n,matched\n1,24,24\n2,24,24\n"},
+		// Anchors lie in [0, beta] (Lemma B.3).
+		{"SELECT bool_and(anchor BETWEEN 0 AND 2) AS ok, bool_and(loo = (source = 'natural_reference')) AS loo FROM anchors JOIN episodes USING (step, episode_id)",
+			"ok,loo\ntrue,true\n"},
+		// Buckets are cumulative: step 2 holds every step-1 key with at least as many visits.
+		{"SELECT count(*) AS lost FROM buckets b1 LEFT JOIN buckets b2 ON b2.step = 2 AND b2.kind = b1.kind AND b2.key = b1.key WHERE b1.step = 1 AND (b2.key IS NULL OR b2.visits < b1.visits)",
+			"lost\n0\n"},
+		{"SELECT DISTINCT kind FROM buckets ORDER BY kind", "kind\ncoarse\nexact\n"},
+		// No paired episodes yet: an empty pairs table per step.
+		{"SELECT count(*) AS n FROM pairs", "n\n0\n"},
+		{"SELECT step, count(*) FILTER (WHERE kind = 'none') = count(*) AS all_none FROM corrections GROUP BY step ORDER BY step",
+			"step,all_none\n1,true\n2,false\n"},
+	} {
+		out, err := run(t, "", "sql", "--run", dir, "--format", "csv", q.query)
+		if err != nil || out != q.want {
+			t.Errorf("%s: %v\n%q, want %q", q.query, err, out, q.want)
+		}
+	}
+
+	if out, err := run(t, "", "aggregate", "--run", dir, "--step", "4"); err == nil || !strings.Contains(err.Error(), "evosteer rollout --step 3") {
+		t.Fatalf("aggregate of a step without rollouts: %v\n%s", err, out)
+	}
+}

@@ -1,0 +1,11 @@
+package schema
+
+// Corrections has one row per decision state of a step: the structure correction c(g(s_t))
+// looked up in the buckets committed by the previous step (one-batch lag, Def. B.4), and which
+// bucket supplied it (written by aggregate, read by update).
+var Corrections = declare("corrections", 1,
+	field("episode_id", utf8),
+	field("t", i32),
+	field("kind", utf8),      // exact | coarse | none (no bucket had enough visits: 0)
+	field("correction", f64), // c(g) of that bucket, in [-c_max, c_max]
+)

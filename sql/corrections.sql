@@ -1,0 +1,29 @@
+-- corrections: the lagged structure correction c(g(s_t)) of every decision state of step $step,
+-- paper Def. B.4 (buckets "fall back to coarse node and edge counts below eight visits, and are
+-- read one batch behind"; reference §4.3 Lookup and One-batch lag):
+--   c(s_t) = c(exact bucket)   if its visits ≥ $minimum   (kind 'exact')
+--          = c(coarse bucket)  else if its visits ≥ $minimum (kind 'coarse')
+--          = 0                 otherwise                    (kind 'none')
+-- looked up in the buckets committed by step $step − 1 (none at step 1: every row is 'none'),
+-- never in this step's own. Every decision of the step, all sources, in the order of the
+-- decisions table (rowid: file order, shards by name), so row i belongs to decision row i.
+-- Reads: decisions, buckets (each with a step column).
+-- Parameters: $step, $minimum.
+WITH previous AS (
+    SELECT kind, key, visits, correction
+    FROM buckets
+    WHERE step = $step - 1
+)
+SELECT d.episode_id,
+       d.t::INTEGER AS t,
+       CASE WHEN x.visits >= $minimum THEN 'exact'
+            WHEN c.visits >= $minimum THEN 'coarse'
+            ELSE 'none' END AS kind,
+       CASE WHEN x.visits >= $minimum THEN x.correction
+            WHEN c.visits >= $minimum THEN c.correction
+            ELSE 0.0 END::DOUBLE AS correction
+FROM decisions d
+LEFT JOIN previous x ON x.kind = 'exact' AND x.key = d.structure_key
+LEFT JOIN previous c ON c.kind = 'coarse' AND c.key = d.coarse_key
+WHERE d.step = $step
+ORDER BY d.rowid
