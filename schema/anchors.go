@@ -13,3 +13,16 @@ var Anchors = declare("anchors", 1,
 	field("loo", boolean),    // p_hat excludes this episode (natural_reference only)
 	field("anchor", f64),     // u_{q,x} = log(1 + (e^β − 1)·p_hat)
 )
+
+// AnchorRow is a row of the anchors table.
+type AnchorRow struct {
+	EpisodeID string  `arrow:"episode_id"`
+	TaskID    string  `arrow:"task_id"`
+	Family    string  `arrow:"family"`
+	MGlobal   float64 `arrow:"m_global"`
+	MCategory float64 `arrow:"m_category"`
+	MPrior    float64 `arrow:"m_prior"`
+	PHat      float64 `arrow:"p_hat"`
+	LOO       bool    `arrow:"loo"`
+	Anchor    float64 `arrow:"anchor"`
+}

@@ -12,3 +12,15 @@ var Buckets = declare("buckets", 1,
 	field("excess_sum", f64), // Σ excess over visits
 	field("correction", f64), // c(g) = clamp(log1p(excess_sum/(visits+n0)), ±c_max)
 )
+
+// BucketRow is a row of the buckets table.
+type BucketRow struct {
+	Kind       string  `arrow:"kind"`
+	Key        string  `arrow:"key"`
+	NNodes     int32   `arrow:"n_nodes"`
+	NEdges     int32   `arrow:"n_edges"`
+	Stopped    bool    `arrow:"stopped"`
+	Visits     int64   `arrow:"visits"`
+	ExcessSum  float64 `arrow:"excess_sum"`
+	Correction float64 `arrow:"correction"`
+}

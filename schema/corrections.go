@@ -9,3 +9,11 @@ var Corrections = declare("corrections", 1,
 	field("kind", utf8),      // exact | coarse | none (no bucket had enough visits: 0)
 	field("correction", f64), // c(g) of that bucket, in [-c_max, c_max]
 )
+
+// CorrectionRow is a row of the corrections table.
+type CorrectionRow struct {
+	EpisodeID  string  `arrow:"episode_id"`
+	T          int32   `arrow:"t"`
+	Kind       string  `arrow:"kind"`
+	Correction float64 `arrow:"correction"`
+}

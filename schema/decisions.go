@@ -25,3 +25,27 @@ var Decisions = declare("decisions", 1,
 	field("observation", utf8),       // feedback text
 	field("output_changed", boolean), // the graded output changed after this decision
 )
+
+// DecisionRow is a row of the decisions table.
+type DecisionRow struct {
+	EpisodeID     string      `arrow:"episode_id"`
+	T             int32       `arrow:"t"`
+	ActionJSON    string      `arrow:"action_json"`
+	ActionKind    string      `arrow:"action_kind"`
+	LegalActions  []string    `arrow:"legal_actions"`
+	Chosen        int32       `arrow:"chosen"`
+	Forced        bool        `arrow:"forced"`
+	Features      [30]float32 `arrow:"features"`
+	Value         float32     `arrow:"value"`
+	ValueChange   float32     `arrow:"value_change"`
+	PolicyInput   []float32   `arrow:"policy_input"`
+	ActionInputs  []float32   `arrow:"action_inputs"`
+	ActionWidth   int32       `arrow:"action_width"`
+	LogpBehavior  float64     `arrow:"logp_behavior"`
+	StructureKey  string      `arrow:"structure_key"`
+	CoarseKey     string      `arrow:"coarse_key"`
+	NNodes        int32       `arrow:"n_nodes"`
+	NEdges        int32       `arrow:"n_edges"`
+	Observation   string      `arrow:"observation"`
+	OutputChanged bool        `arrow:"output_changed"`
+}

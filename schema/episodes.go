@@ -30,3 +30,34 @@ var Episodes = declare("episodes", 1,
 	field("terminal_structure_key", utf8), // exact structure of the final graph
 	field("terminal_coarse_key", utf8),    // coarse structure of the final graph
 )
+
+// EpisodeRow is a row of the episodes table.
+type EpisodeRow struct {
+	EpisodeID            string  `arrow:"episode_id"`
+	TaskID               string  `arrow:"task_id"`
+	Family               string  `arrow:"family"`
+	TaskType             string  `arrow:"task_type"`
+	Split                string  `arrow:"split"`
+	Source               string  `arrow:"source"`
+	PairID               *string `arrow:"pair_id"`
+	ComparisonID         *string `arrow:"comparison_id"`
+	CandidateSkillID     *string `arrow:"candidate_skill_id"`
+	Seed                 uint64  `arrow:"seed"`
+	T                    int32   `arrow:"T"`
+	Reward               float64 `arrow:"reward"`
+	Stopped              bool    `arrow:"stopped"`
+	Healthy              bool    `arrow:"healthy"`
+	UnhealthyReason      *string `arrow:"unhealthy_reason"`
+	OutputNode           *string `arrow:"output_node"`
+	OutputText           string  `arrow:"output_text"`
+	TokensIn             int64   `arrow:"tokens_in"`
+	TokensOut            int64   `arrow:"tokens_out"`
+	ModelCalls           int64   `arrow:"model_calls"`
+	ToolCalls            int64   `arrow:"tool_calls"`
+	WallMS               int64   `arrow:"wall_ms"`
+	PolicyVersion        int64   `arrow:"policy_version"`
+	MenuID               string  `arrow:"menu_id"`
+	ValueVersion         int64   `arrow:"value_version"`
+	TerminalStructureKey string  `arrow:"terminal_structure_key"`
+	TerminalCoarseKey    string  `arrow:"terminal_coarse_key"`
+}

@@ -22,3 +22,25 @@ var Executions = declare("executions", 1,
 	field("wall_ms", i64),
 	field("tool_statuses", listOf(utf8)), // one status per tool call
 )
+
+// ExecutionRow is a row of the executions table.
+type ExecutionRow struct {
+	EpisodeID     string   `arrow:"episode_id"`
+	T             int32    `arrow:"t"`
+	ExecIndex     int32    `arrow:"exec_index"`
+	NodeID        string   `arrow:"node_id"`
+	Role          string   `arrow:"role"`
+	Skills        []string `arrow:"skills"`
+	Prompt        string   `arrow:"prompt"`
+	Output        string   `arrow:"output"`
+	Answer        *string  `arrow:"answer"`
+	Status        string   `arrow:"status"`
+	FailureKind   *string  `arrow:"failure_kind"`
+	AnswerPresent bool     `arrow:"answer_present"`
+	TokensIn      int64    `arrow:"tokens_in"`
+	TokensOut     int64    `arrow:"tokens_out"`
+	ModelCalls    int64    `arrow:"model_calls"`
+	ToolCalls     int64    `arrow:"tool_calls"`
+	WallMS        int64    `arrow:"wall_ms"`
+	ToolStatuses  []string `arrow:"tool_statuses"`
+}

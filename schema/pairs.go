@@ -14,3 +14,17 @@ var Pairs = declare("pairs", 1,
 	field("eligible", boolean),    // counts toward the sign test
 	nullable("skip_reason", utf8), // why not eligible
 )
+
+// PairRow is a row of the pairs table.
+type PairRow struct {
+	PairID       string  `arrow:"pair_id"`
+	ComparisonID string  `arrow:"comparison_id"`
+	SkillID      string  `arrow:"skill_id"`
+	TaskID       string  `arrow:"task_id"`
+	Family       string  `arrow:"family"`
+	BPlus        bool    `arrow:"b_plus"`
+	BMinus       bool    `arrow:"b_minus"`
+	Outcome      string  `arrow:"outcome"`
+	Eligible     bool    `arrow:"eligible"`
+	SkipReason   *string `arrow:"skip_reason"`
+}

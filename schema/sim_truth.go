@@ -17,3 +17,19 @@ var SimTruth = declare("sim_truth", 1,
 	nullable("effect", f64),        // skills: hidden logit effect in their family
 	nullable("effect_class", utf8), // skills: helpful | neutral | harmful
 )
+
+// SimTruthRow is a row of the sim_truth table.
+type SimTruthRow struct {
+	Kind          string   `arrow:"kind"`
+	ID            string   `arrow:"id"`
+	Family        *string  `arrow:"family"`
+	TaskType      *string  `arrow:"task_type"`
+	Difficulty    *float64 `arrow:"difficulty"`
+	Answer        *string  `arrow:"answer"`
+	TrapRate      *float64 `arrow:"trap_rate"`
+	FailRate      *float64 `arrow:"fail_rate"`
+	SearchHitRate *float64 `arrow:"search_hit_rate"`
+	Requirement   *int32   `arrow:"requirement"`
+	Effect        *float64 `arrow:"effect"`
+	EffectClass   *string  `arrow:"effect_class"`
+}

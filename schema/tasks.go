@@ -16,3 +16,19 @@ var Tasks = declare("tasks", 1,
 	field("prior_count", f64),
 	field("extra", utf8), // JSON object of the row's remaining fields (tests, environment ids)
 )
+
+// TaskRow is a row of the tasks table.
+type TaskRow struct {
+	ID         string   `arrow:"task_id"`
+	Family     string   `arrow:"family"`
+	TaskType   string   `arrow:"task_type"`
+	Split      string   `arrow:"split"`
+	SourceID   string   `arrow:"source_id"`
+	Origin     string   `arrow:"origin"`
+	Prompt     string   `arrow:"prompt"`
+	Answers    []string `arrow:"answers"`
+	Options    []string `arrow:"options"`
+	PriorRate  *float64 `arrow:"prior_rate"`
+	PriorCount float64  `arrow:"prior_count"`
+	Extra      string   `arrow:"extra"`
+}

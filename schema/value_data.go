@@ -9,3 +9,12 @@ var ValueData = declare("value_data", 1,
 	field("task_type", utf8),
 	field("label", f64), // final reward of the episode
 )
+
+// ValueRow is a row of the value_data table.
+type ValueRow struct {
+	EpisodeID string      `arrow:"episode_id"`
+	T         int32       `arrow:"t"`
+	Features  [30]float32 `arrow:"features"`
+	TaskType  string      `arrow:"task_type"`
+	Label     float64     `arrow:"label"`
+}

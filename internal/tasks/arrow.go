@@ -7,25 +7,9 @@ import (
 	"github.com/evosteer/evosteer-go/schema"
 )
 
-// row is a Task as the tasks table stores it.
-type row struct {
-	ID         string   `arrow:"task_id"`
-	Family     string   `arrow:"family"`
-	TaskType   string   `arrow:"task_type"`
-	Split      string   `arrow:"split"`
-	SourceID   string   `arrow:"source_id"`
-	Origin     string   `arrow:"origin"`
-	Prompt     string   `arrow:"prompt"`
-	Answers    []string `arrow:"answers"`
-	Options    []string `arrow:"options"`
-	PriorRate  *float64 `arrow:"prior_rate"`
-	PriorCount float64  `arrow:"prior_count"`
-	Extra      string   `arrow:"extra"`
-}
-
 // WriteFile writes task records as a tasks table.
 func WriteFile(path string, lin schema.Lineage, ts []Task) error {
-	rows := make([]row, len(ts))
+	rows := make([]schema.TaskRow, len(ts))
 	for i, t := range ts {
 		extra := t.Extra
 		if extra == nil {
@@ -35,8 +19,9 @@ func WriteFile(path string, lin schema.Lineage, ts []Task) error {
 		if err != nil {
 			return fmt.Errorf("write %s: task %s: extra: %w", path, t.ID, err)
 		}
-		rows[i] = row{t.ID, t.Family, t.TaskType, t.Split, t.SourceID, t.Origin, t.Prompt,
-			nonNil(t.Answers), nonNil(t.Options), t.PriorRate, t.PriorCount, string(b)}
+		rows[i] = schema.TaskRow{ID: t.ID, Family: t.Family, TaskType: t.TaskType, Split: t.Split,
+			SourceID: t.SourceID, Origin: t.Origin, Prompt: t.Prompt, Answers: nonNil(t.Answers),
+			Options: nonNil(t.Options), PriorRate: t.PriorRate, PriorCount: t.PriorCount, Extra: string(b)}
 	}
 	rec, err := schema.Build(schema.Tasks, rows)
 	if err != nil {
@@ -48,7 +33,7 @@ func WriteFile(path string, lin schema.Lineage, ts []Task) error {
 
 // ReadFile reads a tasks table.
 func ReadFile(path string) ([]Task, error) {
-	rows, err := schema.ReadFile[row](schema.Tasks, path)
+	rows, err := schema.ReadFile[schema.TaskRow](schema.Tasks, path)
 	if err != nil {
 		return nil, err
 	}

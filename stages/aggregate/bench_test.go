@@ -28,8 +28,8 @@ func benchWorld(b testing.TB, r *rundir.Run, step, nDecisions int, taskIDs []str
 	nShards := (nDecisions + perShard - 1) / perShard
 	written := 0
 	for s := 1; s <= nShards; s++ {
-		var eps []EpisodeRow
-		var decs []DecisionRow
+		var eps []schema.EpisodeRow
+		var decs []schema.DecisionRow
 		target := min(nDecisions, s*perShard)
 		emit := func(id, taskID, source, pair, cmpID, skill string) {
 			fam, _, _ := strings.Cut(taskID, "/")
@@ -41,13 +41,13 @@ func benchWorld(b testing.TB, r *rundir.Run, step, nDecisions int, taskIDs []str
 				for k := range f {
 					f[k] = rng.Float32()
 				}
-				decs = append(decs, DecisionRow{EpisodeID: id, T: int32(t), ActionJSON: `{"kind":"STOP"}`, ActionKind: "STOP",
+				decs = append(decs, schema.DecisionRow{EpisodeID: id, T: int32(t), ActionJSON: `{"kind":"STOP"}`, ActionKind: "STOP",
 					LegalActions: []string{`{"kind":"STOP"}`}, Features: f, PolicyInput: []float32{}, ActionInputs: []float32{},
 					StructureKey: exactKey(last.hash, last.nodes, last.edges, false), CoarseKey: coarseKey(last.nodes, last.edges, false),
 					NNodes: int32(last.nodes), NEdges: int32(last.edges), Forced: t == 0 && pair != ""})
 			}
 			written += n
-			eps = append(eps, EpisodeRow{EpisodeID: id, TaskID: taskID, Family: fam, TaskType: fam, Split: "train", Source: source,
+			eps = append(eps, schema.EpisodeRow{EpisodeID: id, TaskID: taskID, Family: fam, TaskType: fam, Split: "train", Source: source,
 				PairID: nilIfEmpty(pair), ComparisonID: nilIfEmpty(cmpID), CandidateSkillID: nilIfEmpty(skill),
 				T: int32(n), Reward: float64(rng.IntN(2)), Stopped: true, Healthy: rng.IntN(50) != 0, MenuID: "menu",
 				TerminalStructureKey: exactKey(last.hash, last.nodes, last.edges, true), TerminalCoarseKey: coarseKey(last.nodes, last.edges, true)})

@@ -88,7 +88,7 @@ func ReadOracleInputs(in *Inputs) (*OracleInputs, error) {
 	oi := &OracleInputs{Priors: map[string]stats.TaskPrior{}, Used: map[[2]string]bool{}}
 	scored := map[string]int{} // episode id → index in oi.Scored
 	for _, s := range in.episodes {
-		rows, err := schema.ReadFile[EpisodeRow](schema.Episodes, s.path)
+		rows, err := schema.ReadFile[schema.EpisodeRow](schema.Episodes, s.path)
 		if err != nil {
 			return nil, err
 		}
@@ -105,7 +105,7 @@ func ReadOracleInputs(in *Inputs) (*OracleInputs, error) {
 		}
 	}
 	for _, s := range in.decisions {
-		rows, err := schema.ReadFile[DecisionRow](schema.Decisions, s.path)
+		rows, err := schema.ReadFile[schema.DecisionRow](schema.Decisions, s.path)
 		if err != nil {
 			return nil, err
 		}
@@ -129,7 +129,7 @@ func ReadOracleInputs(in *Inputs) (*OracleInputs, error) {
 		oi.Priors[t.ID] = stats.TaskPrior{Rate: t.PriorRate, Count: t.PriorCount}
 	}
 	for _, s := range in.prevBuckets {
-		rows, err := schema.ReadFile[BucketRow](schema.Buckets, s.path)
+		rows, err := schema.ReadFile[schema.BucketRow](schema.Buckets, s.path)
 		if err != nil {
 			return nil, err
 		}
@@ -138,7 +138,7 @@ func ReadOracleInputs(in *Inputs) (*OracleInputs, error) {
 		}
 	}
 	for _, s := range in.pairs {
-		rows, err := schema.ReadFile[PairRow](schema.Pairs, s.path)
+		rows, err := schema.ReadFile[schema.PairRow](schema.Pairs, s.path)
 		if err != nil {
 			return nil, err
 		}
@@ -151,7 +151,7 @@ func ReadOracleInputs(in *Inputs) (*OracleInputs, error) {
 	return oi, nil
 }
 
-func oracleEpisode(row EpisodeRow, step int) (stats.Episode, error) {
+func oracleEpisode(row schema.EpisodeRow, step int) (stats.Episode, error) {
 	nodes, edges, stopped, err := ParseCoarseKey(row.TerminalCoarseKey)
 	if err != nil {
 		return stats.Episode{}, fmt.Errorf("episode %s: terminal_coarse_key: %w", row.EpisodeID, err)
@@ -181,7 +181,7 @@ func ParseCoarseKey(key string) (nodes, edges int, stopped bool, err error) {
 	return int(n), int(e), s, nil
 }
 
-func oracleBucket(b BucketRow) stats.Bucket {
+func oracleBucket(b schema.BucketRow) stats.Bucket {
 	return stats.Bucket{Kind: b.Kind, Key: b.Key, Nodes: int(b.NNodes), Edges: int(b.NEdges), Stopped: b.Stopped,
 		Visits: b.Visits, ExcessSum: b.ExcessSum, Correction: b.Correction}
 }
@@ -196,7 +196,7 @@ func deref(s *string) string {
 // ReadOutputs reads the five files of an aggregate folder into the oracle's types.
 func ReadOutputs(dir string) (*Tables, error) {
 	t := &Tables{}
-	anchors, err := schema.ReadFile[AnchorRow](schema.Anchors, filepath.Join(dir, AnchorsFile))
+	anchors, err := schema.ReadFile[schema.AnchorRow](schema.Anchors, filepath.Join(dir, AnchorsFile))
 	if err != nil {
 		return nil, err
 	}
@@ -204,28 +204,28 @@ func ReadOutputs(dir string) (*Tables, error) {
 		t.Anchors = append(t.Anchors, stats.Anchor{EpisodeID: a.EpisodeID, TaskID: a.TaskID, Family: a.Family,
 			MGlobal: a.MGlobal, MCategory: a.MCategory, MPrior: a.MPrior, PHat: a.PHat, LOO: a.LOO, Anchor: a.Anchor})
 	}
-	buckets, err := schema.ReadFile[BucketRow](schema.Buckets, filepath.Join(dir, BucketsFile))
+	buckets, err := schema.ReadFile[schema.BucketRow](schema.Buckets, filepath.Join(dir, BucketsFile))
 	if err != nil {
 		return nil, err
 	}
 	for _, b := range buckets {
 		t.Buckets = append(t.Buckets, oracleBucket(b))
 	}
-	corrections, err := schema.ReadFile[CorrectionRow](schema.Corrections, filepath.Join(dir, CorrectionsFile))
+	corrections, err := schema.ReadFile[schema.CorrectionRow](schema.Corrections, filepath.Join(dir, CorrectionsFile))
 	if err != nil {
 		return nil, err
 	}
 	for _, c := range corrections {
 		t.Corrections = append(t.Corrections, stats.Correction{EpisodeID: c.EpisodeID, T: int(c.T), Kind: c.Kind, Correction: c.Correction})
 	}
-	values, err := schema.ReadFile[ValueRow](schema.ValueData, filepath.Join(dir, ValueDataFile))
+	values, err := schema.ReadFile[schema.ValueRow](schema.ValueData, filepath.Join(dir, ValueDataFile))
 	if err != nil {
 		return nil, err
 	}
 	for _, v := range values {
 		t.ValueData = append(t.ValueData, stats.ValueRow{EpisodeID: v.EpisodeID, T: int(v.T), Features: v.Features, TaskType: v.TaskType, Label: v.Label})
 	}
-	pairs, err := schema.ReadFile[PairRow](schema.Pairs, filepath.Join(dir, PairsFile))
+	pairs, err := schema.ReadFile[schema.PairRow](schema.Pairs, filepath.Join(dir, PairsFile))
 	if err != nil {
 		return nil, err
 	}

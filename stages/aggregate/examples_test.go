@@ -96,12 +96,12 @@ func TestEmptyBucketHasZeroCorrection(t *testing.T) {
 	runAggregate(t, r, 1)
 	// Add an empty exact bucket for shape E to step 1's buckets, with a stale correction.
 	path := filepath.Join(r.StageDir(1, Name), BucketsFile)
-	rows, err := schema.ReadFile[BucketRow](schema.Buckets, path)
+	rows, err := schema.ReadFile[schema.BucketRow](schema.Buckets, path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	empty := BucketRow{Kind: "exact", Key: exactKey(shapeE.hash, 3, 2, false), NNodes: 3, NEdges: 2, Correction: 0.125}
-	rows = append([]BucketRow{empty}, rows...)
+	empty := schema.BucketRow{Kind: "exact", Key: exactKey(shapeE.hash, 3, 2, false), NNodes: 3, NEdges: 2, Correction: 0.125}
+	rows = append([]schema.BucketRow{empty}, rows...)
 	writeRows(t, path, schema.Buckets, schema.Lineage{Run: r.Name, Step: 1, Stage: Name, ConfigSHA256: r.Config.SHA256()}, rows)
 
 	writeStep(t, r, 2, w.steps[1], 1)
@@ -318,13 +318,13 @@ func TestCheckReportsMismatch(t *testing.T) {
 	runAggregate(t, r, 1)
 	lin := schema.Lineage{Run: r.Name, Step: 1, Stage: Name, ConfigSHA256: r.Config.SHA256()}
 	dir := r.StageDir(1, Name)
-	anchors, err := schema.ReadFile[AnchorRow](schema.Anchors, filepath.Join(dir, AnchorsFile))
+	anchors, err := schema.ReadFile[schema.AnchorRow](schema.Anchors, filepath.Join(dir, AnchorsFile))
 	if err != nil || len(anchors) < 2 {
 		t.Fatalf("%d anchors, %v", len(anchors), err)
 	}
 	anchors[1].PHat += 1e-9
 	writeRows(t, filepath.Join(dir, AnchorsFile), schema.Anchors, lin, anchors)
-	corr, err := schema.ReadFile[CorrectionRow](schema.Corrections, filepath.Join(dir, CorrectionsFile))
+	corr, err := schema.ReadFile[schema.CorrectionRow](schema.Corrections, filepath.Join(dir, CorrectionsFile))
 	if err != nil || len(corr) < 2 {
 		t.Fatalf("%d corrections, %v", len(corr), err)
 	}

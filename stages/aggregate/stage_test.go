@@ -104,7 +104,7 @@ func TestStageOnRolloutOutput(t *testing.T) {
 	}
 	// A changed earlier step (one reward of step 1) reruns step 2 and changes its anchors.
 	path := filepath.Join(r.StageDir(1, rollout.Name), "episodes.arrow")
-	rows, err := schema.ReadFile[EpisodeRow](schema.Episodes, path)
+	rows, err := schema.ReadFile[schema.EpisodeRow](schema.Episodes, path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,8 +64,8 @@ func writeStep(t testing.TB, r *rundir.Run, k int, eps []stats.Episode, nShards 
 	t.Helper()
 	lin := schema.Lineage{Run: r.Name, Step: k, Stage: RolloutStage, ConfigSHA256: r.Config.SHA256()}
 	for s := 0; s < nShards; s++ {
-		var er []EpisodeRow
-		var dr []DecisionRow
+		var er []schema.EpisodeRow
+		var dr []schema.DecisionRow
 		for i, e := range eps {
 			if i%nShards != s {
 				continue
@@ -103,8 +103,8 @@ func nilIfEmpty(s string) *string {
 	return &s
 }
 
-func episodeRow(e stats.Episode) EpisodeRow {
-	row := EpisodeRow{EpisodeID: e.ID, TaskID: e.TaskID, Family: e.Family, TaskType: e.TaskType, Split: "train",
+func episodeRow(e stats.Episode) schema.EpisodeRow {
+	row := schema.EpisodeRow{EpisodeID: e.ID, TaskID: e.TaskID, Family: e.Family, TaskType: e.TaskType, Split: "train",
 		Source: e.Source, PairID: nilIfEmpty(e.PairID), ComparisonID: nilIfEmpty(e.ComparisonID),
 		CandidateSkillID: nilIfEmpty(e.SkillID), T: int32(len(e.Decisions)), Reward: e.Reward, Stopped: true,
 		Healthy: e.Healthy, MenuID: "menu", TerminalStructureKey: e.TerminalKey, TerminalCoarseKey: e.TerminalCoarseKey}
@@ -114,8 +114,8 @@ func episodeRow(e stats.Episode) EpisodeRow {
 	return row
 }
 
-func decisionRow(id string, d stats.Decision) DecisionRow {
-	return DecisionRow{EpisodeID: id, T: int32(d.T), ActionJSON: "{}", ActionKind: "STOP", LegalActions: []string{"{}"},
+func decisionRow(id string, d stats.Decision) schema.DecisionRow {
+	return schema.DecisionRow{EpisodeID: id, T: int32(d.T), ActionJSON: "{}", ActionKind: "STOP", LegalActions: []string{"{}"},
 		Forced: d.Forced, Features: d.Features, PolicyInput: []float32{}, ActionInputs: []float32{},
 		StructureKey: d.Key, CoarseKey: d.CoarseKey, NNodes: int32(d.Nodes), NEdges: int32(d.Edges)}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/evosteer/evosteer-go/internal/policy"
 	"github.com/evosteer/evosteer-go/internal/seed"
 	"github.com/evosteer/evosteer-go/internal/tasks"
+	"github.com/evosteer/evosteer-go/schema"
 )
 
 // maxDecisions guards against a policy that never stops; the budget normally ends an episode
@@ -29,9 +30,9 @@ type job struct {
 
 // episode is everything one rollout produced.
 type episode struct {
-	row        episodeRow
-	decisions  []decisionRow
-	executions []executionRow
+	row        schema.EpisodeRow
+	decisions  []schema.DecisionRow
+	executions []schema.ExecutionRow
 }
 
 // env is what every episode of the stage shares.
@@ -46,7 +47,7 @@ type env struct {
 // the episode unhealthy with the reason, never the stage fail; only a bug in the pipeline
 // itself (a policy error) is returned.
 func (e *env) run(ctx context.Context, j job) (*episode, error) {
-	out := &episode{row: episodeRow{EpisodeID: j.id, TaskID: j.task.ID, Family: j.task.Family, TaskType: j.task.TaskType,
+	out := &episode{row: schema.EpisodeRow{EpisodeID: j.id, TaskID: j.task.ID, Family: j.task.Family, TaskType: j.task.TaskType,
 		Split: j.task.Split, Source: j.source, Seed: j.seed, Healthy: true, MenuID: e.menuID}}
 	unhealthy := func(reason string) {
 		out.row.Healthy, out.row.UnhealthyReason = false, &reason
@@ -102,11 +103,11 @@ func (e *env) run(ctx context.Context, j job) (*episode, error) {
 
 // decide records the state s_t, samples the action with the episode's decision seed, and
 // returns the decision row (observation filled in after the action).
-func (e *env) decide(d *policy.Decision, j job, t int, forced bool) (decisionRow, orchestra.Action, error) {
+func (e *env) decide(d *policy.Decision, j job, t int, forced bool) (schema.DecisionRow, orchestra.Action, error) {
 	rt := d.RT
 	state, actions := policy.Encode(d)
 	exact, coarse := rt.StructureKey()
-	row := decisionRow{EpisodeID: j.id, T: int32(t), Forced: forced, Features: rt.Features(),
+	row := schema.DecisionRow{EpisodeID: j.id, T: int32(t), Forced: forced, Features: rt.Features(),
 		Value: float32(d.Value), ValueChange: float32(d.ValueChange), PolicyInput: state, ActionInputs: actions,
 		ActionWidth: policy.ActionWidth, StructureKey: exact, CoarseKey: coarse,
 		NNodes: int32(rt.NumNodes()), NEdges: int32(rt.NumEdges())}
@@ -151,9 +152,9 @@ func (e *env) finish(out *episode, rt *orchestra.Runtime) {
 	r.TerminalStructureKey, r.TerminalCoarseKey = rt.StructureKey()
 }
 
-func executionRowOf(episodeID string, t int32, x orchestra.ExecutionRecord) executionRow {
+func executionRowOf(episodeID string, t int32, x orchestra.ExecutionRecord) schema.ExecutionRow {
 	res := x.Result
-	row := executionRow{EpisodeID: episodeID, T: t, ExecIndex: int32(x.ExecIndex), NodeID: x.NodeID, Role: x.Role,
+	row := schema.ExecutionRow{EpisodeID: episodeID, T: t, ExecIndex: int32(x.ExecIndex), NodeID: x.NodeID, Role: x.Role,
 		Skills: append([]string{}, x.Skills...), Prompt: x.Prompt, Output: res.Output, Status: res.Status,
 		FailureKind: ptr(res.FailureKind), AnswerPresent: res.AnswerPresent,
 		TokensIn: res.Usage.TokensIn, TokensOut: res.Usage.TokensOut, ModelCalls: res.Usage.ModelCalls,

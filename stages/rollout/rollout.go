@@ -225,9 +225,9 @@ func menuID(menu []orchestra.MenuSkill) string {
 }
 
 func writeOutputs(sc *rundir.StageContext, lin schema.Lineage, shard Shard, eps []*episode, exec executor.Executor, picked []tasks.Task) error {
-	var episodes []episodeRow
-	var decisions []decisionRow
-	var executions []executionRow
+	var episodes []schema.EpisodeRow
+	var decisions []schema.DecisionRow
+	var executions []schema.ExecutionRow
 	for _, ep := range eps {
 		episodes = append(episodes, ep.row)
 		decisions = append(decisions, ep.decisions...)
@@ -259,11 +259,11 @@ func writeTable[T any](dir, name string, t *schema.Table, lin schema.Lineage, ro
 }
 
 // truthRows are the hidden truths of the batch's tasks.
-func truthRows(w *sim.World, picked []tasks.Task) []simTruthRow {
-	rows := make([]simTruthRow, 0, len(picked))
+func truthRows(w *sim.World, picked []tasks.Task) []schema.SimTruthRow {
+	rows := make([]schema.SimTruthRow, 0, len(picked))
 	for _, t := range picked {
 		tr := w.TaskTruth(t)
-		row := simTruthRow{Kind: "task", ID: t.ID, Family: &tr.Family, TaskType: &tr.TaskType, Difficulty: &tr.Difficulty,
+		row := schema.SimTruthRow{Kind: "task", ID: t.ID, Family: &tr.Family, TaskType: &tr.TaskType, Difficulty: &tr.Difficulty,
 			Answer: ptr(tr.Answer), TrapRate: &tr.TrapRate, FailRate: &tr.FailRate, SearchHitRate: &tr.SearchHitRate}
 		if tr.Requirement > 0 {
 			req := int32(tr.Requirement)

@@ -97,11 +97,11 @@ func TestEpisodesIndependentOfWorkerCount(t *testing.T) {
 	}
 }
 
-func readEpisodes(t *testing.T, path string) []episodeRow { return readEpisodesB(t, path) }
+func readEpisodes(t *testing.T, path string) []schema.EpisodeRow { return readEpisodesB(t, path) }
 
-func readEpisodesB(t testing.TB, path string) []episodeRow {
+func readEpisodesB(t testing.TB, path string) []schema.EpisodeRow {
 	t.Helper()
-	rows, err := schema.ReadFile[episodeRow](schema.Episodes, path)
+	rows, err := schema.ReadFile[schema.EpisodeRow](schema.Episodes, path)
 	if err != nil {
 		t.Fatal(err)
 	}

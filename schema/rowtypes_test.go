@@ -1,0 +1,27 @@
+package schema
+
+import "testing"
+
+// Every table's row struct binds to its declaration (a column added to a table without its
+// field, or a field of the wrong type, fails here).
+func TestRowTypesBindToTheirTables(t *testing.T) {
+	for _, c := range []struct {
+		table *Table
+		build func() error
+	}{
+		{Episodes, func() error { _, err := Build(Episodes, []EpisodeRow{{}}); return err }},
+		{Decisions, func() error { _, err := Build(Decisions, []DecisionRow{{}}); return err }},
+		{Executions, func() error { _, err := Build(Executions, []ExecutionRow{{}}); return err }},
+		{Anchors, func() error { _, err := Build(Anchors, []AnchorRow{{}}); return err }},
+		{Buckets, func() error { _, err := Build(Buckets, []BucketRow{{}}); return err }},
+		{Corrections, func() error { _, err := Build(Corrections, []CorrectionRow{{}}); return err }},
+		{ValueData, func() error { _, err := Build(ValueData, []ValueRow{{}}); return err }},
+		{Pairs, func() error { _, err := Build(Pairs, []PairRow{{}}); return err }},
+		{Tasks, func() error { _, err := Build(Tasks, []TaskRow{{}}); return err }},
+		{SimTruth, func() error { _, err := Build(SimTruth, []SimTruthRow{{}}); return err }},
+	} {
+		if err := c.build(); err != nil {
+			t.Errorf("%s: %v", c.table.Name, err)
+		}
+	}
+}
