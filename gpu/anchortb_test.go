@@ -96,16 +96,6 @@ func coefficients(v, dl []float64) []float64 {
 	return out
 }
 
-func testBackend(t *testing.T) backends.Backend {
-	t.Helper()
-	b, err := NewBackend("simplego")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.Finalize)
-	return b
-}
-
 // tbLossExec returns a function evaluating (perTraj, mean) for a batch.
 func tbLossExec(t *testing.T, be backends.Backend) func(tb *tbBatch) ([]float32, float32) {
 	t.Helper()

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 )
@@ -42,4 +43,15 @@ func TestUnknownOrMissingBackend(t *testing.T) {
 	if _, err := NewBackend("xla"); err == nil || !strings.Contains(err.Error(), "-tags xla") {
 		t.Fatalf("xla without the tag: %v", err)
 	}
+}
+
+// testBackend opens the simplego backend for a test and finalises it after.
+func testBackend(t *testing.T) backends.Backend {
+	t.Helper()
+	b, err := NewBackend("simplego")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Finalize)
+	return b
 }

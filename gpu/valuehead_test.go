@@ -6,20 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/gomlx/gomlx/backends"
-
 	"github.com/evosteer/evosteer-go/internal/config"
 )
-
-func valueHeadTestBackend(t *testing.T) backends.Backend {
-	t.Helper()
-	b, err := NewBackend("simplego")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.Finalize)
-	return b
-}
 
 func valueHeadTestOpt() config.Optimizer {
 	return config.Optimizer{HeadsLR: 1e-3, HeadsBeta1: 0.9, Beta2: 0.999, Epsilon: 1e-8, WeightDecay: 0.01, GradClip: 1.0}
@@ -60,7 +48,7 @@ func plainForward(v *ValueHead, row []float32) float64 {
 }
 
 func TestValueHeadPredictMatchesPlainGo(t *testing.T) {
-	b := valueHeadTestBackend(t)
+	b := testBackend(t)
 	v := NewValueHead(config.ValueHead{Hidden: 32}, 36, 11)
 	// Larger weights so the GELU's negative side and the sigmoid's tails are exercised.
 	for i := range v.W1 {
@@ -91,7 +79,7 @@ func TestValueHeadPredictMatchesPlainGo(t *testing.T) {
 }
 
 func TestValueHeadFitLearns(t *testing.T) {
-	b := valueHeadTestBackend(t)
+	b := testBackend(t)
 	x, y := valueHeadData(200, 3)
 	v := NewValueHead(config.ValueHead{Hidden: 32}, 36, 5)
 	opt := valueHeadTestOpt()
@@ -195,7 +183,7 @@ func flatParams(v *ValueHead) []float64 {
 // TestValueHeadAdamWMatchesPlainGo checks three Fit steps against torch.optim.AdamW written in
 // float64 plain Go (hand-derived gradients, global-norm clip, bias correction, decoupled decay).
 func TestValueHeadAdamWMatchesPlainGo(t *testing.T) {
-	b := valueHeadTestBackend(t)
+	b := testBackend(t)
 	x, y := valueHeadData(50, 12)
 	opt := valueHeadTestOpt()
 	opt.HeadsLR = 0.05 // large steps and decay so that a wrong formula shows
@@ -274,7 +262,7 @@ func firstMomentNorm(v *ValueHead) float64 {
 }
 
 func TestValueHeadGradClip(t *testing.T) {
-	b := valueHeadTestBackend(t)
+	b := testBackend(t)
 	// Large inputs make the gradient of W1 huge while the sigmoid stays unsaturated.
 	x, y := valueHeadData(40, 9)
 	for _, row := range x {
@@ -328,7 +316,7 @@ func TestValueHeadGradClip(t *testing.T) {
 }
 
 func TestValueHeadDeterminismAndSnapshot(t *testing.T) {
-	b := valueHeadTestBackend(t)
+	b := testBackend(t)
 	x, y := valueHeadData(100, 4)
 	opt := valueHeadTestOpt()
 	h1 := NewValueHead(config.ValueHead{Hidden: 32}, 36, 99)
@@ -384,7 +372,7 @@ func TestValueHeadDeterminismAndSnapshot(t *testing.T) {
 }
 
 func TestValueHeadMarshalRoundTrip(t *testing.T) {
-	b := valueHeadTestBackend(t)
+	b := testBackend(t)
 	x, y := valueHeadData(30, 8)
 	v := NewValueHead(config.ValueHead{Hidden: 32}, 36, 1)
 	if _, _, err := v.Fit(b, valueHeadTestOpt(), x, y, 3); err != nil {
