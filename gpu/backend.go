@@ -13,6 +13,12 @@ import (
 // registered maps configuration names to gomlx's registry names.
 var registered = map[string]string{"simplego": simplego.BackendName, "xla": "xla"}
 
+// simplegoConfig runs simplego's ops one at a time (each still uses every core inside). With
+// the default parallel op scheduling, gomlx v0.26.0's simplego deadlocks on graphs with several
+// independent matmuls once its worker pool is full: each scheduled DotGeneral waits for a free
+// worker from inside a worker (backends/simplego/dotgeneral_small.go WaitToStart). Seen on 2 cores.
+const simplegoConfig = "ops_sequential"
+
 // NewBackend opens the gomlx backend the configuration names (compute.backend):
 //   - "simplego": pure Go on the CPU, always available;
 //   - "xla": XLA through a PJRT plugin, in builds with `-tags xla` (GPU when the plugin is CUDA);
@@ -23,7 +29,11 @@ func NewBackend(name string) (backends.Backend, error) {
 		if !slices.Contains(backends.List(), registered[name]) {
 			return nil, fmt.Errorf("gomlx backend %q is not compiled into this binary (available: %v); build with -tags xla for XLA", name, backends.List())
 		}
-		b, err := backends.NewWithConfig(registered[name])
+		cfg := registered[name]
+		if name == "simplego" {
+			cfg += ":" + simplegoConfig
+		}
+		b, err := backends.NewWithConfig(cfg)
 		if err != nil {
 			return nil, fmt.Errorf("open gomlx backend %q: %w", name, err)
 		}

@@ -1,0 +1,90 @@
+package gpu
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/evosteer/evosteer-go/internal/config"
+)
+
+// AdamW holds the hyperparameters of one parameter group, with torch.optim.AdamW's semantics:
+//
+//	p ← p·(1 − lr·wd);  m ← β1·m + (1−β1)·g;  v ← β2·v + (1−β2)·g²;
+//	p ← p − lr·(m/(1−β1ᵗ)) / (√(v/(1−β2ᵗ)) + ε)
+//
+// Decay applies to every weight and bias, as in torch's default group. The update runs in Go on
+// the host: the parameters are small, and it keeps one optimizer for every model and backend.
+type AdamW struct {
+	LR, Beta1, Beta2, Epsilon, WeightDecay float64
+}
+
+// AdapterAdamW and HeadsAdamW are the two parameter groups of reference §4.6.
+func AdapterAdamW(o config.Optimizer) AdamW {
+	return AdamW{LR: o.AdapterLR, Beta1: o.AdapterBeta1, Beta2: o.Beta2, Epsilon: o.Epsilon, WeightDecay: o.WeightDecay}
+}
+
+// HeadsAdamW is the group of every head (residual, value, outcome) and of free anchors.
+func HeadsAdamW(o config.Optimizer) AdamW {
+	return AdamW{LR: o.HeadsLR, Beta1: o.HeadsBeta1, Beta2: o.Beta2, Epsilon: o.Epsilon, WeightDecay: o.WeightDecay}
+}
+
+// step applies one AdamW update with bias-correction step t (≥ 1) to p, whose gradient is
+// grad·scale (scale carries the gradient clip).
+func (h AdamW) step(p *Param, grad []float32, scale float64, t int64) {
+	bc1 := 1 - math.Pow(h.Beta1, float64(t))
+	bc2 := 1 - math.Pow(h.Beta2, float64(t))
+	decay := 1 - h.LR*h.WeightDecay
+	for i, g32 := range grad {
+		g := float64(g32) * scale
+		m := h.Beta1*float64(p.M[i]) + (1-h.Beta1)*g
+		v := h.Beta2*float64(p.V[i]) + (1-h.Beta2)*g*g
+		w := float64(p.Value[i])*decay - h.LR*(m/bc1)/(math.Sqrt(v/bc2)+h.Epsilon)
+		p.M[i], p.V[i], p.Value[i] = float32(m), float32(v), float32(w)
+	}
+}
+
+// ClipGroup is a set of parameters whose gradients share one global-norm clip, each block with
+// the AdamW group it belongs to. Step counts the updates taken (AdamW's t).
+type ClipGroup struct {
+	Name   string
+	Params []*Param
+	Hyper  []AdamW // Hyper[i] updates Params[i]
+	Step   int64
+}
+
+// Apply clips the gradients (aligned with g.Params) to global norm clip, as
+// torch.nn.utils.clip_grad_norm_ does (scale min(1, clip/(‖g‖ + 1e-6)); no clip when clip ≤ 0),
+// and takes one AdamW step. It returns the norm before clipping.
+func (g *ClipGroup) Apply(grads [][]float32, clip float64) (float64, error) {
+	if len(grads) != len(g.Params) || len(g.Hyper) != len(g.Params) {
+		return 0, fmt.Errorf("clip group %s: %d gradients, %d hyperparameter sets for %d parameters", g.Name, len(grads), len(g.Hyper), len(g.Params))
+	}
+	for i, p := range g.Params {
+		if !p.Trainable() || len(grads[i]) != len(p.Value) {
+			return 0, fmt.Errorf("clip group %s: parameter %s: %d gradient values for %d parameters (trainable %v)", g.Name, p.Name, len(grads[i]), len(p.Value), p.Trainable())
+		}
+	}
+	norm := globalNorm(grads)
+	if math.IsNaN(norm) || math.IsInf(norm, 0) {
+		return norm, fmt.Errorf("clip group %s: gradient norm is %v", g.Name, norm)
+	}
+	scale := 1.0
+	if clip > 0 {
+		scale = math.Min(1, clip/(norm+1e-6))
+	}
+	g.Step++
+	for i, p := range g.Params {
+		g.Hyper[i].step(p, grads[i], scale, g.Step)
+	}
+	return norm, nil
+}
+
+func globalNorm(grads [][]float32) float64 {
+	s := 0.0
+	for _, gr := range grads {
+		for _, v := range gr {
+			s += float64(v) * float64(v)
+		}
+	}
+	return math.Sqrt(s)
+}

@@ -1,0 +1,241 @@
+package gpu
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/evosteer/evosteer-go/internal/config"
+)
+
+// FeatureWidth is the width of f(s), the 30 execution features.
+const FeatureWidth = 30
+
+// Names of the learner's heads; parameter names start with them.
+const (
+	headResidual  = "residual"
+	headValue     = "value"
+	headPublished = "published_value"
+	headOutcome1  = "outcome_1"
+	headOutcome2  = "outcome_2"
+	freeAnchors   = "anchors/free"
+)
+
+// Learner is everything the update stage trains and the rollout stage reads (design §6):
+// the policy (frozen base + adapter), the residual flow head b_ψ, the value head v̂ and the
+// frozen snapshot of it that rollouts are shown, the two diagnostic outcome heads, the free task
+// anchors of the measured-flows ablation, and the state of the three gradient-clip groups of
+// reference §4.6: (adapter + b_ψ + free anchors), value head, outcome heads.
+type Learner struct {
+	Policy    *PolicyNet
+	Residual  *Head
+	Value     *Head
+	Published *Head
+	Outcome   [2]*Head
+	// Anchors holds one learned u_q per training task (measured-flows ablation), in the order of
+	// AnchorTasks; nil otherwise.
+	Anchors     *Param
+	AnchorTasks []string
+
+	PolicyGroup, ValueGroup, OutcomeGroup *ClipGroup
+	PolicyVersion, ValueVersion           int64
+
+	opt LearnerOptions
+}
+
+// LearnerOptions are the settings of the learner, read from the configuration.
+type LearnerOptions struct {
+	Policy          config.Policy
+	StateWidth      int
+	TaskTypes       int
+	ValueHidden     int
+	ResidualHidden  int
+	Optimizer       config.Optimizer
+	Beta            float64
+	HardAnchorRoot  bool
+	MeasuredFlows   bool // false: the measured-flows ablation (u_q learned per task)
+	FlowCorrections bool // false: the flow-corrections ablation (c = 0 and b_ψ = 0)
+	ValueFitSteps   int
+	ValueLossWeight float64
+	ColdStart       float64 // initial p̂ of a free anchor
+	Seed            uint64
+}
+
+// OptionsFromConfig reads the learner's settings; stateWidth is policy.StateWidth of the task types.
+func OptionsFromConfig(cfg *config.Config, stateWidth int) LearnerOptions {
+	return LearnerOptions{
+		Policy: cfg.Policy, StateWidth: stateWidth, TaskTypes: len(cfg.Families),
+		ValueHidden: cfg.ValueHead.Hidden, ResidualHidden: cfg.ResidualHead.Hidden, Optimizer: cfg.Optimizer,
+		Beta: cfg.AnchorTB.Beta, HardAnchorRoot: cfg.AnchorTB.HardAnchorRoot,
+		MeasuredFlows: !cfg.Ablated("measured-flows"), FlowCorrections: !cfg.Ablated("flow-corrections"),
+		ValueFitSteps: cfg.ValueHead.FitSteps, ValueLossWeight: cfg.ValueHead.LossWeight,
+		ColdStart: cfg.Baselines.ColdStart, Seed: cfg.Seed,
+	}
+}
+
+// NewLearner builds the step-0 learner: π_θ = ρ, b_ψ = 0, fresh heads, zero optimizer state;
+// tasks are the training task ids (the free anchors of the measured-flows ablation).
+func NewLearner(o LearnerOptions, tasks []string) *Learner {
+	l := &Learner{opt: o}
+	l.Policy = NewPolicyNet(o.Policy, o.StateWidth, o.Seed)
+	ri := o.Policy.EncoderDim + FeatureWidth
+	l.Residual = NewHead(headResidual, ri, o.ResidualHidden, false, true, o.Seed)
+	l.Value = NewHead(headValue, FeatureWidth+o.TaskTypes, o.ValueHidden, true, false, o.Seed)
+	l.Outcome = [2]*Head{NewHead(headOutcome1, ri, o.ResidualHidden, true, false, o.Seed),
+		NewHead(headOutcome2, ri, o.ResidualHidden, true, false, o.Seed)}
+	l.Published = l.Value.frozenCopy(headPublished)
+	if !o.MeasuredFlows {
+		l.AnchorTasks = slices.Sorted(slices.Values(tasks))
+		l.AnchorTasks = slices.Compact(l.AnchorTasks)
+		l.Anchors = newParam(freeAnchors, true, max(1, len(l.AnchorTasks)))
+		u := float32(LogRewardBeta(o.ColdStart, o.Beta))
+		for i := range l.Anchors.Value {
+			l.Anchors.Value[i] = u
+		}
+	}
+	l.groups()
+	return l
+}
+
+// groups (re)builds the three clip groups over the current parameters, keeping step counts.
+func (l *Learner) groups() {
+	ad, hd := AdapterAdamW(l.opt.Optimizer), HeadsAdamW(l.opt.Optimizer)
+	steps := func(g *ClipGroup) int64 {
+		if g == nil {
+			return 0
+		}
+		return g.Step
+	}
+	pg := &ClipGroup{Name: "policy", Step: steps(l.PolicyGroup)}
+	for _, p := range l.Policy.Adapter {
+		pg.Params, pg.Hyper = append(pg.Params, p), append(pg.Hyper, ad)
+	}
+	if l.opt.FlowCorrections {
+		for _, p := range l.Residual.Params() {
+			pg.Params, pg.Hyper = append(pg.Params, p), append(pg.Hyper, hd)
+		}
+	}
+	if l.Anchors != nil {
+		pg.Params, pg.Hyper = append(pg.Params, l.Anchors), append(pg.Hyper, hd)
+	}
+	vg := &ClipGroup{Name: "value", Step: steps(l.ValueGroup)}
+	for _, p := range l.Value.Params() {
+		vg.Params, vg.Hyper = append(vg.Params, p), append(vg.Hyper, hd)
+	}
+	og := &ClipGroup{Name: "outcome", Step: steps(l.OutcomeGroup)}
+	for _, h := range l.Outcome {
+		for _, p := range h.Params() {
+			og.Params, og.Hyper = append(og.Params, p), append(og.Hyper, hd)
+		}
+	}
+	l.PolicyGroup, l.ValueGroup, l.OutcomeGroup = pg, vg, og
+}
+
+// frozenCopy is a copy of the head under another name, without optimizer state.
+func (h *Head) frozenCopy(name string) *Head {
+	c := h.Clone()
+	c.Name = name
+	for i, p := range c.Params() {
+		p.Name = name + "/" + []string{"w1", "b1", "w2", "b2"}[i]
+		p.M, p.V = nil, nil
+	}
+	return c
+}
+
+// Options returns the settings the learner was built with.
+func (l *Learner) Options() LearnerOptions { return l.opt }
+
+// LogRewardBeta is log R_β(r) = log(1 + (e^β − 1)·r): exactly 0 at r = 0 and β at r = 1. For
+// β ≥ 700, where e^β overflows, it uses the equal form β + log(r + (1 − r)·e^{−β}).
+func LogRewardBeta(r, beta float64) float64 {
+	switch {
+	case r == 0:
+		return 0
+	case r == 1:
+		return beta
+	case beta >= 700:
+		return beta + math.Log(r+(1-r)*math.Exp(-beta))
+	default:
+		return math.Log1p(math.Expm1(beta) * r)
+	}
+}
+
+// Params lists every parameter block of the learner, in a fixed order with unique names.
+func (l *Learner) Params() []*Param {
+	ps := l.Policy.Params()
+	for _, h := range []*Head{l.Residual, l.Value, l.Published, l.Outcome[0], l.Outcome[1]} {
+		ps = append(ps, h.Params()...)
+	}
+	if l.Anchors != nil {
+		ps = append(ps, l.Anchors)
+	}
+	return ps
+}
+
+// Counters are the learner's integer state: versions and clip-group step counts.
+func (l *Learner) Counters() map[string]int64 {
+	return map[string]int64{
+		"policy_version": l.PolicyVersion, "value_version": l.ValueVersion,
+		"steps/policy": l.PolicyGroup.Step, "steps/value": l.ValueGroup.Step, "steps/outcome": l.OutcomeGroup.Step,
+	}
+}
+
+// Restore loads saved parameters and counters into a learner built by NewLearner with the same
+// options: every block must be present with the same dimensions, and nothing else.
+func (l *Learner) Restore(saved []*Param, counters map[string]int64, anchorTasks []string) error {
+	byName := map[string]*Param{}
+	for _, p := range saved {
+		if _, dup := byName[p.Name]; dup {
+			return fmt.Errorf("restore: parameter %s appears twice", p.Name)
+		}
+		byName[p.Name] = p
+	}
+	if l.Anchors != nil {
+		if !slices.Equal(anchorTasks, l.AnchorTasks) {
+			return fmt.Errorf("restore: the checkpoint's %d free-anchor tasks differ from the run's %d training tasks", len(anchorTasks), len(l.AnchorTasks))
+		}
+	}
+	mine := l.Params()
+	if len(saved) != len(mine) {
+		return fmt.Errorf("restore: checkpoint has %d parameter blocks, the configuration needs %d", len(saved), len(mine))
+	}
+	for _, p := range mine {
+		s, ok := byName[p.Name]
+		if !ok {
+			return fmt.Errorf("restore: checkpoint has no parameter %s", p.Name)
+		}
+		if !slices.Equal(s.Dims, p.Dims) {
+			return fmt.Errorf("restore: parameter %s has dimensions %v, the configuration needs %v", p.Name, s.Dims, p.Dims)
+		}
+		if s.Trainable() != p.Trainable() {
+			return fmt.Errorf("restore: parameter %s: optimizer state present %v, want %v", p.Name, s.Trainable(), p.Trainable())
+		}
+		if err := s.check(); err != nil {
+			return fmt.Errorf("restore: %w", err)
+		}
+		copy(p.Value, s.Value)
+		copy(p.M, s.M)
+		copy(p.V, s.V)
+	}
+	want := l.Counters()
+	for k := range want {
+		v, ok := counters[k]
+		if !ok || v < 0 {
+			return fmt.Errorf("restore: checkpoint has no valid counter %s", k)
+		}
+	}
+	if len(counters) != len(want) {
+		return fmt.Errorf("restore: checkpoint has %d counters, want %d", len(counters), len(want))
+	}
+	l.PolicyVersion, l.ValueVersion = counters["policy_version"], counters["value_version"]
+	l.PolicyGroup.Step, l.ValueGroup.Step, l.OutcomeGroup.Step = counters["steps/policy"], counters["steps/value"], counters["steps/outcome"]
+	return nil
+}
+
+// ValueInput is the published value head's input for a state: [f; task-type one-hot].
+func ValueInput(features [FeatureWidth]float32, oneHot []float32) []float32 {
+	return append(append(make([]float32, 0, FeatureWidth+len(oneHot)), features[:]...), oneHot...)
+}
+
+var errNoTrajectories = errors.New("update: no trajectories")

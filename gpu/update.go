@@ -1,0 +1,479 @@
+package gpu
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gomlx/gomlx/pkg/core/graph"
+)
+
+// gradChunk is the number of decisions one gradient graph call takes. The gradient is a sum over
+// decisions, so chunking is exact; it bounds the [rows·K, hidden] intermediates.
+const gradChunk = 256
+
+// Step is one decision of a trajectory as the update reads it.
+type Step struct {
+	Row        PolicyRow
+	Chosen     int // index of the taken action in Row's legal actions
+	Features   [FeatureWidth]float32
+	Correction float64 // c(g(s_t)) from the previous step's buckets
+	DeltaL     float64 // Δℓ_t = log π_θ(a_t|s_t) − log π_ρ(a_t|s_t), from the scores file
+	LogpTheta  float64 // log π_θ(a_t|s_t) from the scores file (checked against the recomputation)
+}
+
+// Trajectory is one healthy, scored episode of the step.
+type Trajectory struct {
+	Task    string  // task id: the free anchor of the measured-flows ablation
+	Reward  float64 // r ∈ [0, 1]
+	Anchor  float64 // u_{q,x}, the measured task anchor
+	Current bool    // a π_θ rollout (for the policy-divergence metric)
+	Steps   []Step  // decisions t = 0..T−1 (the last is STOP)
+}
+
+// StateRef is decision T of trajectory Traj.
+type StateRef struct{ Traj, T int }
+
+// UpdateInput is one training step's data.
+type UpdateInput struct {
+	Trajectories []Trajectory
+	// ValueX/ValueY are this step's supervised value states ([f; task-type one-hot]) and their
+	// labels (the episode's reward); ReplayX/ReplayY the replay window, this step included.
+	ValueX, ReplayX [][]float32
+	ValueY, ReplayY []float32
+	// OutcomeStates are this step's supervised states for the outcome heads (label: reward).
+	OutcomeStates []StateRef
+	// Step is the training step: the versions the updated policy and published value head get.
+	Step int64
+}
+
+// EpisodeLoss is the AnchorTB loss of one trajectory at the parameters before the update: with
+// its Δℓ (Loss), with every Δℓ = 0 (LossRho, the reference level), and with Δℓ = 0 and b_ψ = 0
+// (LossAnchor, the paper's anchor-only level where every flow is its measured part).
+type EpisodeLoss struct{ Loss, LossRho, LossAnchor float64 }
+
+// StepCoefficient is one decision's flow F_t = Residual + Measured and its coefficient
+// Γ_t = ∂L_x/∂ℓ_θ(a_t) (paper Prop. A.7; per trajectory, not divided by the batch size).
+type StepCoefficient struct{ Flow, Measured, Residual, Coefficient float64 }
+
+// UpdateMetrics summarise one update (reference §8's metric keys).
+type UpdateMetrics struct {
+	Loss, LossRho, LossAnchor          float64 // batch means over all trajectories
+	PolicyKLCurrent, PolicyAbsLogRatio float64 // mean Δℓ on current branch decisions; mean |Δℓ| on all
+	BranchDecisions                    int     // decisions with more than one legal action
+	GradNorm, ValueGradNorm            float64 // before clipping
+	OutcomeGradNorm                    float64
+	ValueLoss, ValueFitLoss            float64 // MSE on this step's states before; on the replay window after
+	ValueFitStates, ValueFitSteps      int
+	OutcomeLoss                        float64 // mean MSE of the two outcome heads before their step
+	Trajectories, Decisions            int
+	MeanReward                         float64
+	RescoreMismatch                    float64 // max |log π_θ recomputed − scores' log π_θ|
+}
+
+// UpdateResult is what Update reports: per trajectory, per decision, and for the batch.
+type UpdateResult struct {
+	Episodes []EpisodeLoss
+	Steps    [][]StepCoefficient
+	Metrics  UpdateMetrics
+}
+
+// MaxRescoreMismatch bounds |log π_θ recomputed − log π_θ in scores|: both are the same float32
+// network on the same inputs, so anything larger means the scores were not computed with these
+// parameters.
+const MaxRescoreMismatch = 1e-4
+
+// Update takes one AnchorTB step (design §6, reference §4.1) and fits the value and outcome
+// heads, then publishes the value head:
+//
+//  1. residuals b_ψ(h_ρ(s_t), f(s_t)) and flows F_t = b_t + clip(u + c_t, 0, β) for t < T,
+//     F_T = log R_β(r), at the parameters before the update;
+//  2. the per-trajectory loss, its ∂/∂Δℓ_t (= Γ_t) and ∂/∂F_t by autodiff of AnchorTBLoss in
+//     float64, and the reference and anchor-only levels;
+//  3. the gradient of the batch mean by Lemma A.8's routing, Σ_t (Γ_t/B)·∇log π_θ(a_t|s_t) +
+//     Σ_t (∂L/∂F_t / B)·∇b_ψ(s_t), in chunks of decisions; one clip over (adapter, b_ψ, free
+//     anchors) and AdamW with the two groups;
+//  4. the value head: one step on this step's states, then fit_steps − 1 on the replay window;
+//     the outcome heads: one step; each group clipped on its own; publication of v̂.
+func (l *Learner) Update(e *Engine, in UpdateInput) (*UpdateResult, error) {
+	res, grads, resIn, err := l.lossAndGradient(e, in)
+	if err != nil {
+		return nil, err
+	}
+	o, met := l.opt, &res.Metrics
+	if met.GradNorm, err = l.PolicyGroup.Apply(grads, o.Optimizer.GradClip); err != nil {
+		return nil, err
+	}
+
+	// 4. Value and outcome heads, publication.
+	if len(in.ValueX) > 0 {
+		if err := l.fitValue(e, in, met); err != nil {
+			return nil, err
+		}
+	}
+	if len(in.OutcomeStates) > 0 {
+		x, y := make([][]float32, len(in.OutcomeStates)), make([]float32, len(in.OutcomeStates))
+		first := make([]int, len(in.Trajectories)) // flat index of each trajectory's decision 0
+		for b := 1; b < len(first); b++ {
+			first[b] = first[b-1] + len(in.Trajectories[b-1].Steps)
+		}
+		for i, s := range in.OutcomeStates {
+			if s.Traj < 0 || s.Traj >= len(in.Trajectories) || s.T < 0 || s.T >= len(in.Trajectories[s.Traj].Steps) {
+				return nil, fmt.Errorf("update: outcome state %d points at trajectory %d decision %d, which does not exist", i, s.Traj, s.T)
+			}
+			x[i], y[i] = resIn[first[s.Traj]+s.T], float32(in.Trajectories[s.Traj].Reward)
+		}
+		before, _, norm, err := FitMSE(e, l.Outcome[:], l.OutcomeGroup, o.Optimizer.GradClip, 1, x, y, 1)
+		if err != nil {
+			return nil, err
+		}
+		met.OutcomeLoss, met.OutcomeGradNorm = (before[0]+before[1])/2, norm
+	}
+	l.Published = l.Value.frozenCopy(headPublished)
+	l.PolicyVersion, l.ValueVersion = in.Step, in.Step
+
+	// Batch summaries.
+	B := float64(len(in.Trajectories))
+	var absSum, klSum float64
+	var klN int
+	for _, tr := range in.Trajectories {
+		met.MeanReward += tr.Reward / B
+		for _, s := range tr.Steps {
+			met.Decisions++
+			if s.Row.Legal() > 1 {
+				met.BranchDecisions++
+				absSum += math.Abs(s.DeltaL)
+				if tr.Current {
+					klSum += s.DeltaL
+					klN++
+				}
+			}
+		}
+	}
+	met.Trajectories = len(in.Trajectories)
+	for _, ep := range res.Episodes {
+		met.Loss += ep.Loss / B
+		met.LossRho += ep.LossRho / B
+		met.LossAnchor += ep.LossAnchor / B
+	}
+	if met.BranchDecisions > 0 {
+		met.PolicyAbsLogRatio = absSum / float64(met.BranchDecisions)
+	}
+	if klN > 0 {
+		met.PolicyKLCurrent = klSum / float64(klN)
+	}
+	return res, nil
+}
+
+// lossAndGradient is steps 1–3 of Update without the optimizer step: the result (losses,
+// coefficients, rescore check), the gradient of the batch-mean loss in the policy clip group's
+// order, and every decision's residual input [h_ρ(s); f(s)].
+func (l *Learner) lossAndGradient(e *Engine, in UpdateInput) (*UpdateResult, [][]float32, [][]float32, error) {
+	if len(in.Trajectories) == 0 {
+		return nil, nil, nil, errNoTrajectories
+	}
+	o := l.opt
+	var rows []PolicyRow
+	var refs []StateRef
+	for b, tr := range in.Trajectories {
+		if len(tr.Steps) == 0 {
+			return nil, nil, nil, fmt.Errorf("update: trajectory %d has no decisions", b)
+		}
+		if math.IsNaN(tr.Reward) || tr.Reward < 0 || tr.Reward > 1 {
+			return nil, nil, nil, fmt.Errorf("update: trajectory %d: reward %v outside [0, 1]", b, tr.Reward)
+		}
+		for t, s := range tr.Steps {
+			if s.Chosen < 0 || s.Chosen >= s.Row.Legal() {
+				return nil, nil, nil, fmt.Errorf("update: trajectory %d decision %d: chosen %d of %d legal actions", b, t, s.Chosen, s.Row.Legal())
+			}
+			rows = append(rows, s.Row)
+			refs = append(refs, StateRef{b, t})
+		}
+	}
+	anchorIdx := map[string]int{}
+	if l.Anchors != nil {
+		for i, t := range l.AnchorTasks {
+			anchorIdx[t] = i
+		}
+		for b, tr := range in.Trajectories {
+			if _, ok := anchorIdx[tr.Task]; !ok {
+				return nil, nil, nil, fmt.Errorf("update: trajectory %d: task %q has no free anchor", b, tr.Task)
+			}
+		}
+	}
+
+	// 1. h_ρ, residuals and flows.
+	resIn, err := l.residualInputs(e, rows, refs, in.Trajectories)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	resid := make([]float32, len(rows))
+	if o.FlowCorrections {
+		if resid, err = l.Residual.Predict(e, resIn); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	res := &UpdateResult{Episodes: make([]EpisodeLoss, len(in.Trajectories)), Steps: make([][]StepCoefficient, len(in.Trajectories))}
+	k := 0
+	for b, tr := range in.Trajectories {
+		res.Steps[b] = make([]StepCoefficient, len(tr.Steps))
+		for t, s := range tr.Steps {
+			c := s.Correction
+			if !o.FlowCorrections {
+				c = 0
+			}
+			var m float64
+			if l.Anchors != nil {
+				m = float64(l.Anchors.Value[anchorIdx[tr.Task]]) + c
+			} else {
+				m = math.Min(o.Beta, math.Max(0, tr.Anchor+c))
+			}
+			r := float64(resid[k])
+			if !l.routesResidual(t) {
+				r = 0
+			}
+			res.Steps[b][t] = StepCoefficient{Flow: r + m, Measured: m, Residual: r}
+			k++
+		}
+	}
+
+	// 2. Losses and coefficients.
+	dDelta, dFlow, err := l.anchorTB(e, in.Trajectories, res)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+
+	// 3. The policy gradient step.
+	B := float64(len(in.Trajectories))
+	cTheta, cResid := make([]float32, len(rows)), make([]float32, len(rows))
+	var anchorGrad []float32
+	if l.Anchors != nil {
+		anchorGrad = make([]float32, len(l.Anchors.Value))
+	}
+	for i, ref := range refs {
+		cTheta[i] = float32(dDelta[ref.Traj][ref.T] / B)
+		if l.routesResidual(ref.T) {
+			cResid[i] = float32(dFlow[ref.Traj][ref.T] / B)
+		}
+		if anchorGrad != nil {
+			anchorGrad[anchorIdx[in.Trajectories[ref.Traj].Task]] += float32(dFlow[ref.Traj][ref.T] / B)
+		}
+	}
+	grads, logpTheta, err := l.policyGradient(e, rows, refs, in.Trajectories, resIn, cTheta, cResid)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if anchorGrad != nil {
+		grads = append(grads, anchorGrad)
+	}
+	met := &res.Metrics
+	for i, ref := range refs {
+		met.RescoreMismatch = math.Max(met.RescoreMismatch, math.Abs(logpTheta[i]-in.Trajectories[ref.Traj].Steps[ref.T].LogpTheta))
+	}
+	if met.RescoreMismatch > MaxRescoreMismatch {
+		return nil, nil, nil, fmt.Errorf("update: log π_θ recomputed differs from the scores by %.3g (> %g): the scores were not computed with this checkpoint; rerun rescore", met.RescoreMismatch, MaxRescoreMismatch)
+	}
+	return res, grads, resIn, nil
+}
+
+// routesResidual reports whether b_ψ is part of F_t: not under the flow-corrections ablation,
+// and not at the root when the root is hard-anchored.
+func (l *Learner) routesResidual(t int) bool {
+	return l.opt.FlowCorrections && !(l.opt.HardAnchorRoot && t == 0)
+}
+
+// residualInputs returns [h_ρ(s); f(s)] for every decision (the input of b_ψ and the outcome heads).
+func (l *Learner) residualInputs(e *Engine, rows []PolicyRow, refs []StateRef, trajs []Trajectory) ([][]float32, error) {
+	h, err := l.Policy.Encode(e, rows)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]float32, len(rows))
+	for i, ref := range refs {
+		f := trajs[ref.Traj].Steps[ref.T].Features
+		out[i] = append(append(make([]float32, 0, len(h[i])+FeatureWidth), h[i]...), f[:]...)
+	}
+	return out, nil
+}
+
+// anchorTB evaluates the loss of every trajectory three ways (with Δℓ; Δℓ = 0; Δℓ = 0 and
+// b_ψ = 0) in one float64 graph call, fills res.Episodes and the coefficients, and returns
+// ∂L_b/∂Δℓ_t and ∂L_b/∂F_t of the first way.
+func (l *Learner) anchorTB(e *Engine, trajs []Trajectory, res *UpdateResult) (dDelta, dFlow [][]float64, err error) {
+	B := len(trajs)
+	tMax := 1
+	for _, tr := range trajs {
+		tMax = max(tMax, len(tr.Steps))
+	}
+	tm := bucket(tMax, 8)
+	rowsN := bucket(3*B, 8)
+	flows, delta, mask := make([]float64, rowsN*tm), make([]float64, rowsN*tm), make([]float64, rowsN*tm)
+	terminal, weights := make([]float64, rowsN), make([]float64, rowsN)
+	for b, tr := range trajs {
+		term := LogRewardBeta(tr.Reward, l.opt.Beta)
+		for blk := range 3 {
+			r := blk*B + b
+			terminal[r] = term
+			for t, s := range tr.Steps {
+				c := res.Steps[b][t]
+				mask[r*tm+t] = 1
+				switch blk {
+				case 0:
+					flows[r*tm+t], delta[r*tm+t] = c.Flow, s.DeltaL
+				case 1:
+					flows[r*tm+t] = c.Flow
+				case 2:
+					flows[r*tm+t] = c.Measured
+				}
+			}
+		}
+		weights[b] = 1
+	}
+	out, err := runAs[float64](e, "anchortb/grad", func(in []*graph.Node) []*graph.Node {
+		per, _ := AnchorTBLoss(in[0], in[1], in[2], in[3])
+		obj := graph.ReduceAllSum(graph.Mul(per, in[4]))
+		g := graph.Gradient(obj, in[1], in[0])
+		return []*graph.Node{per, g[0], g[1]}
+	}, matrix(flows, rowsN, tm), matrix(delta, rowsN, tm), matrix(terminal, rowsN), matrix(mask, rowsN, tm), matrix(weights, rowsN))
+	if err != nil {
+		return nil, nil, fmt.Errorf("update: AnchorTB: %w", err)
+	}
+	dDelta, dFlow = make([][]float64, B), make([][]float64, B)
+	for b, tr := range trajs {
+		res.Episodes[b] = EpisodeLoss{Loss: out[0][b], LossRho: out[0][B+b], LossAnchor: out[0][2*B+b]}
+		T := len(tr.Steps)
+		dDelta[b] = out[1][b*tm : b*tm+T]
+		dFlow[b] = out[2][b*tm : b*tm+T]
+		for t := range T {
+			res.Steps[b][t].Coefficient = dDelta[b][t]
+		}
+	}
+	return dDelta, dFlow, nil
+}
+
+// policyGradient returns the gradient of J = Σ_d cTheta_d·log π_θ(a_d|s_d) + Σ_d cResid_d·b_ψ(x_d)
+// with respect to the adapter and (unless ablated) b_ψ, in the policy clip group's order, and
+// log π_θ(a_d|s_d) of every decision, in chunks of gradChunk decisions.
+func (l *Learner) policyGradient(e *Engine, rows []PolicyRow, refs []StateRef, trajs []Trajectory, resIn [][]float32, cTheta, cResid []float32) ([][]float32, []float64, error) {
+	p, h := l.Policy, l.Residual
+	withResid := l.opt.FlowCorrections
+	nParams := len(p.Adapter)
+	if withResid {
+		nParams += 4
+	}
+	sums := make([][]float64, nParams)
+	logp := make([]float64, 0, len(rows))
+	scale := p.Scale()
+	key := fmt.Sprintf("policy/grad/%s/%s/%v", p.key(), h.key(), withResid)
+	fn := func(x []*graph.Node) []*graph.Node {
+		mask := graph.GreaterThan(x[3], graph.ScalarZero(x[3].Graph(), x[3].DType()))
+		base, ad, rw := x[8:17], x[17:26], x[26:30]
+		lt, _ := policyLogits(x[0], x[1], x[2], thetaWeights(base, ad, scale))
+		picked := graph.ReduceSum(graph.Mul(maskedLogSoftmax(lt, mask), x[4]), 1) // [N]
+		j := graph.ReduceAllSum(graph.Mul(picked, x[5]))
+		wrt := ad
+		if withResid {
+			j = graph.Add(j, graph.ReduceAllSum(graph.Mul(headForward(x[6], rw, false), x[7])))
+			wrt = append(append([]*graph.Node{}, ad...), rw...)
+		}
+		return append(graph.Gradient(j, wrt...), picked)
+	}
+	for lo := 0; lo < len(rows); lo += gradChunk {
+		hi := min(lo+gradChunk, len(rows))
+		in, err := p.pack(rows[lo:hi])
+		if err != nil {
+			return nil, nil, err
+		}
+		oh, ct, cr := make([]float32, in.rows*in.k), make([]float32, in.rows), make([]float32, in.rows)
+		for i := lo; i < hi; i++ {
+			ref := refs[i]
+			oh[(i-lo)*in.k+trajs[ref.Traj].Steps[ref.T].Chosen] = 1
+			ct[i-lo], cr[i-lo] = cTheta[i], cResid[i]
+		}
+		ri, err := packRows("residual input", resIn[lo:hi], h.In, in.rows)
+		if err != nil {
+			return nil, nil, err
+		}
+		args := append(in.tensors(p.StateWidth), matrix(oh, in.rows, in.k), matrix(ct, in.rows), matrix(ri, in.rows, h.In), matrix(cr, in.rows))
+		args = append(args, paramTensors(p.Base)...)
+		args = append(args, paramTensors(p.Adapter)...)
+		args = append(args, paramTensors(h.Params())...)
+		out, err := e.run(key, fn, args...)
+		if err != nil {
+			return nil, nil, fmt.Errorf("update: policy gradient: %w", err)
+		}
+		for g := range nParams {
+			if sums[g] == nil {
+				sums[g] = make([]float64, len(out[g]))
+			}
+			for i, v := range out[g] {
+				sums[g][i] += float64(v)
+			}
+		}
+		for i := range hi - lo {
+			logp = append(logp, float64(out[nParams][i]))
+		}
+	}
+	grads := make([][]float32, nParams)
+	for g, s := range sums {
+		grads[g] = make([]float32, len(s))
+		for i, v := range s {
+			grads[g][i] = float32(v)
+		}
+	}
+	return grads, logp, nil
+}
+
+// fitValue takes the value head's joint step on this step's states (its gradient weighted by
+// value_head.loss_weight; skipped at weight 0), then fit_steps − 1 steps on the replay window.
+func (l *Learner) fitValue(e *Engine, in UpdateInput, met *UpdateMetrics) error {
+	o := l.opt
+	heads := []*Head{l.Value}
+	before, _, norm, err := FitMSE(e, heads, l.ValueGroup, o.Optimizer.GradClip, o.ValueLossWeight, in.ValueX, in.ValueY, 1)
+	if err != nil {
+		return err
+	}
+	met.ValueLoss, met.ValueGradNorm, met.ValueFitSteps = before[0], norm, 1
+	if o.ValueLossWeight == 0 {
+		met.ValueFitSteps = 0
+	}
+	if extra := o.ValueFitSteps - 1; extra > 0 && len(in.ReplayX) > 0 {
+		_, after, _, err := FitMSE(e, heads, l.ValueGroup, o.Optimizer.GradClip, 1, in.ReplayX, in.ReplayY, extra)
+		if err != nil {
+			return err
+		}
+		met.ValueFitLoss, met.ValueFitStates = after[0], len(in.ReplayX)
+		met.ValueFitSteps += extra
+	}
+	return nil
+}
+
+// Encode returns h_ρ(s) of every row (the frozen encoder's output).
+func (p *PolicyNet) Encode(e *Engine, batch []PolicyRow) ([][]float32, error) {
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	out := make([][]float32, 0, len(batch))
+	E, S := p.EncoderDim, p.StateWidth
+	for lo := 0; lo < len(batch); lo += 4 * gradChunk {
+		hi := min(lo+4*gradChunk, len(batch))
+		rows := make([][]float32, hi-lo)
+		for i := range rows {
+			rows[i] = batch[lo+i].State
+		}
+		n := bucket(len(rows), 8)
+		flat, err := packRows("policy net encode", rows, S, n)
+		if err != nil {
+			return nil, err
+		}
+		res, err := e.run("policy/encode/"+p.key(), func(x []*graph.Node) []*graph.Node {
+			return []*graph.Node{encode(x[0], x[1:])}
+		}, append([]any{matrix(flat, n, S)}, paramTensors(p.Base)...)...)
+		if err != nil {
+			return nil, fmt.Errorf("policy net encode: %w", err)
+		}
+		for i := range rows {
+			out = append(out, res[0][i*E:(i+1)*E:(i+1)*E])
+		}
+	}
+	return out, nil
+}
