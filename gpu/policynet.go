@@ -81,7 +81,9 @@ func (p *PolicyNet) Scale() float64 { return p.Alpha / float64(p.Rank) }
 func (p *PolicyNet) Params() []*Param { return append(append([]*Param{}, p.Base...), p.Adapter...) }
 
 // key names the graphs of this architecture: everything their closures read.
-func (p *PolicyNet) key() string { return fmt.Sprintf("%d-%d-%d-%d-%g", p.StateWidth, p.Hidden, p.EncoderDim, p.Rank, p.Scale()) }
+func (p *PolicyNet) key() string {
+	return fmt.Sprintf("%d-%d-%d-%d-%g", p.StateWidth, p.Hidden, p.EncoderDim, p.Rank, p.Scale())
+}
 
 func (p *PolicyNet) check() error {
 	if len(p.Base) != 9 || len(p.Adapter) != 9 {
@@ -151,7 +153,7 @@ func policyLogits(states, acts, prior *graph.Node, w []*graph.Node) (logits, h *
 	hid := w[baseBa].Shape().Dimensions[0]
 	h = encode(states, w)
 	ph := graph.Add(MatMulCustomGrad(h, w[baseWah]), graph.InsertAxes(w[baseBa], 0)) // [N, H]
-	pd := MatMulCustomGrad(acts, w[baseWad])                                        // [N·K, H]
+	pd := MatMulCustomGrad(acts, w[baseWad])                                         // [N·K, H]
 	pre := graph.Add(graph.Reshape(pd, n, k, hid), graph.Reshape(ph, n, 1, hid))
 	a := gelu(graph.Reshape(pre, n*k, hid))
 	z := graph.Add(MatMulCustomGrad(a, w[baseWo]), graph.InsertAxes(w[baseBo], 0)) // [N·K, 1]

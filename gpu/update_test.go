@@ -124,9 +124,9 @@ func denseGradient(t *testing.T, e *Engine, l *Learner, in UpdateInput, res *Upd
 		lt, _ := policyLogits(x[0], x[1], x[2], thetaWeights(base, ad, scale))
 		lr, _ := policyLogits(x[0], x[1], x[2], base)
 		pick := func(l *graph.Node) *graph.Node { return graph.ReduceSum(graph.Mul(maskedLogSoftmax(l, m), x[4]), 1) }
-		delta := graph.Sub(pick(lt), graph.StopGradient(pick(lr)))                 // [D]
-		resid := graph.Mul(headForward(x[5], rw, false), x[6])                     // [D]
-		scatter := func(v *graph.Node) *graph.Node {                               // [D] → [B, Tmax]
+		delta := graph.Sub(pick(lt), graph.StopGradient(pick(lr))) // [D]
+		resid := graph.Mul(headForward(x[5], rw, false), x[6])     // [D]
+		scatter := func(v *graph.Node) *graph.Node {               // [D] → [B, Tmax]
 			return graph.Reshape(graph.Dot(x[7], graph.Reshape(v, D, 1)), B, tMax)
 		}
 		flows := graph.Add(scatter(resid), x[8])
