@@ -63,6 +63,7 @@ type UpdateMetrics struct {
 	GradNorm, ValueGradNorm            float64 // before clipping
 	OutcomeGradNorm                    float64
 	ValueLoss, ValueFitLoss            float64 // MSE on this step's states before; on the replay window after
+	ValueStates                        int     // this step's supervised value states
 	ValueFitStates, ValueFitSteps      int
 	OutcomeLoss                        float64 // mean MSE of the two outcome heads before their step
 	Trajectories, Decisions            int
@@ -432,7 +433,7 @@ func (l *Learner) fitValue(e *Engine, in UpdateInput, met *UpdateMetrics) error 
 	if err != nil {
 		return err
 	}
-	met.ValueLoss, met.ValueGradNorm, met.ValueFitSteps = before[0], norm, 1
+	met.ValueLoss, met.ValueGradNorm, met.ValueFitSteps, met.ValueStates = before[0], norm, 1, len(in.ValueX)
 	if o.ValueLossWeight == 0 {
 		met.ValueFitSteps = 0
 	}

@@ -10,3 +10,13 @@ var Coefficients = declare("coefficients", 1,
 	field("residual", f64),    // learned residual b_ψ(s_t)
 	field("coefficient", f64), // Γ_t = ∂L/∂ℓ_θ(a_t)
 )
+
+// CoefficientRow is a row of the coefficients table.
+type CoefficientRow struct {
+	EpisodeID   string  `arrow:"episode_id"`
+	T           int32   `arrow:"t"`
+	Flow        float64 `arrow:"flow"`
+	Measured    float64 `arrow:"measured"`
+	Residual    float64 `arrow:"residual"`
+	Coefficient float64 `arrow:"coefficient"`
+}

@@ -3,7 +3,7 @@ package schema
 // Decisions has one row per decision t of an episode (written by rollout).
 // It stores the exact network inputs so that rescore is a pure function of
 // (checkpoint, decisions).
-var Decisions = declare("decisions", 1,
+var Decisions = declare("decisions", 2,
 	field("episode_id", utf8),
 	field("t", i32),                       // decision index, 0-based
 	field("action_json", utf8),            // chosen action, canonical JSON
@@ -17,6 +17,7 @@ var Decisions = declare("decisions", 1,
 	field("policy_input", listOf(f32)),    // exact state vector given to the network
 	field("action_inputs", listOf(f32)),   // per-legal-action descriptors, flattened row-major
 	field("action_width", i32),            // width of one descriptor in action_inputs
+	field("prior_logits", listOf(f32)),    // reference-prior logit of each legal action (rho = base net + prior)
 	field("logp_behavior", f64),           // log-prob of the chosen action under the behaviour policy
 	field("structure_key", utf8),          // exact structure of s_t
 	field("coarse_key", utf8),             // coarse structure of s_t
@@ -41,6 +42,7 @@ type DecisionRow struct {
 	PolicyInput   []float32   `arrow:"policy_input"`
 	ActionInputs  []float32   `arrow:"action_inputs"`
 	ActionWidth   int32       `arrow:"action_width"`
+	PriorLogits   []float32   `arrow:"prior_logits"`
 	LogpBehavior  float64     `arrow:"logp_behavior"`
 	StructureKey  string      `arrow:"structure_key"`
 	CoarseKey     string      `arrow:"coarse_key"`

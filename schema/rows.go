@@ -234,3 +234,16 @@ func ReadFile[T any](t *Table, path string) ([]T, error) {
 	}
 	return rows, nil
 }
+
+// ReadFiles reads every file of table t (e.g. the shards of one stage output) in order.
+func ReadFiles[T any](t *Table, paths []string) ([]T, error) {
+	var out []T
+	for _, p := range paths {
+		rows, err := ReadFile[T](t, p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rows...)
+	}
+	return out, nil
+}

@@ -19,6 +19,11 @@ func TestRowTypesBindToTheirTables(t *testing.T) {
 		{Pairs, func() error { _, err := Build(Pairs, []PairRow{{}}); return err }},
 		{Tasks, func() error { _, err := Build(Tasks, []TaskRow{{}}); return err }},
 		{SimTruth, func() error { _, err := Build(SimTruth, []SimTruthRow{{}}); return err }},
+		{Scores, func() error { _, err := Build(Scores, []ScoreRow{{}}); return err }},
+		{Losses, func() error { _, err := Build(Losses, []LossRow{{}}); return err }},
+		{Coefficients, func() error { _, err := Build(Coefficients, []CoefficientRow{{}}); return err }},
+		{Checkpoint, func() error { _, err := Build(Checkpoint, []CheckpointRow{{}}); return err }},
+		{UpdateMetrics, func() error { _, err := Build(UpdateMetrics, []UpdateMetricsRow{{}}); return err }},
 	} {
 		if err := c.build(); err != nil {
 			t.Errorf("%s: %v", c.table.Name, err)

@@ -11,3 +11,14 @@ var Scores = declare("scores", 1,
 	field("legal_count", i32),   // number of legal actions at s_t
 	field("theta_version", i64), // checkpoint step of θ
 )
+
+// ScoreRow is a row of the scores table.
+type ScoreRow struct {
+	EpisodeID    string  `arrow:"episode_id"`
+	T            int32   `arrow:"t"`
+	LogpTheta    float64 `arrow:"logp_theta"`
+	LogpRho      float64 `arrow:"logp_rho"`
+	DeltaL       float64 `arrow:"delta_l"`
+	LegalCount   int32   `arrow:"legal_count"`
+	ThetaVersion int64   `arrow:"theta_version"`
+}

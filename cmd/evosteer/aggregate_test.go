@@ -8,8 +8,10 @@ import (
 	"testing"
 )
 
-// aggregate after rollout: the summary, --check against the oracle, and `evosteer sql` over the
-// anchors, buckets and pairs it wrote; a later step without its rollout fails with a hint.
+// The learning chain through the CLI, two steps (rollout → rescore → aggregate → update, then
+// step 2 on the updated learner): aggregate's summary, --check against the oracle, and
+// `evosteer sql` over the anchors, buckets and pairs it wrote; a later step without its rollout
+// fails with a hint.
 func TestAggregateCommand(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "demo")
 	cfg := filepath.Join(t.TempDir(), "small.yaml")
@@ -19,8 +21,10 @@ func TestAggregateCommand(t *testing.T) {
 	}
 	for step := range []int{1, 2} {
 		s := string(rune('1' + step))
-		if out, err := run(t, "", "rollout", "--run", dir, "--step", s); err != nil {
-			t.Fatalf("rollout %s: %v\n%s", s, err, out)
+		for _, stage := range []string{"rollout", "rescore"} {
+			if out, err := run(t, "", stage, "--run", dir, "--step", s); err != nil {
+				t.Fatalf("%s %s: %v\n%s", stage, s, err, out)
+			}
 		}
 		out, err := run(t, "", "aggregate", "--run", dir, "--step", s, "--check")
 		if err != nil {
@@ -30,6 +34,12 @@ func TestAggregateCommand(t *testing.T) {
 			"value_data", "pairs                0 rows", "anchors      ok (24 rows)", "buckets      ok", "corrections  ok", "value_data   ok", "pairs        ok (0 rows)"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("aggregate %s output lacks %q:\n%s", s, want, out)
+			}
+		}
+		if step == 0 {
+			out, err := run(t, "", "update", "--run", dir, "--step", s)
+			if err != nil || !strings.Contains(out, "update step 1: 24 trajectories") || !strings.Contains(out, "gain +0.0000") {
+				t.Fatalf("update 1: %v\n%s", err, out)
 			}
 		}
 	}

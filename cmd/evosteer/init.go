@@ -10,6 +10,7 @@ import (
 	"github.com/evosteer/evosteer-go/internal/sim"
 	"github.com/evosteer/evosteer-go/internal/tasks"
 	"github.com/evosteer/evosteer-go/schema"
+	"github.com/evosteer/evosteer-go/stages/update"
 )
 
 func newInitCmd() *cobra.Command {
@@ -23,7 +24,10 @@ hash, so a run's configuration cannot drift. DIR must not exist or be empty.
 
 With the simulated world (executor.backend: sim) it also writes the task records:
 tasks/train.arrow (tasks.train_per_family per IID family) and tasks/test.arrow
-(tasks.test_per_family per benchmark, IID and OOD).`,
+(tasks.test_per_family per benchmark, IID and OOD).
+
+It writes step 0's learner, step-000000/update/checkpoint/learner.arrow: the policy network with
+its adapter at zero (π_θ = ρ), b_ψ = 0 and fresh heads, which step 1 rolls out.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadConfig(path)
@@ -33,6 +37,9 @@ tasks/train.arrow (tasks.train_per_family per IID family) and tasks/test.arrow
 			r, err := rundir.Init(run, cfg, codeVersion(), writeSimTasks)
 			if err != nil {
 				return err
+			}
+			if _, err := r.RunStage(cmd.Context(), 0, update.Initial(r), false); err != nil {
+				return fmt.Errorf("init %s: %w", run, err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "initialised run %s in %s (config sha256 %s)\n", r.Name, r.Dir, cfg.SHA256())
 			return nil

@@ -23,6 +23,16 @@ const (
 // decision is charged. The estimate at the first decision this runtime was shown is the
 // diagnosis's episode start.
 func (r *Runtime) ControllerPrompt(value, valueChange float64) string {
+	return r.controllerPrompt(value, valueChange, true)
+}
+
+// ControllerPromptWithoutValue is the controller's message when the value estimate is withheld
+// (the value-head ablation): no reference_value fields and no estimate lines in the diagnosis.
+func (r *Runtime) ControllerPromptWithoutValue() string {
+	return r.controllerPrompt(0, 0, false)
+}
+
+func (r *Runtime) controllerPrompt(value, valueChange float64, known bool) string {
 	start, ok := r.shownValue[0]
 	if !ok {
 		start = value
@@ -32,13 +42,14 @@ func (r *Runtime) ControllerPrompt(value, valueChange float64) string {
 		legal = append(legal, a.value())
 	}
 	doc := map[string]any{
-		"task_family":            r.task.Family,
-		"execution":              r.publicState(),
-		"reference_value":        value,
-		"reference_value_change": valueChange,
-		"legal_actions":          legal,
+		"task_family":   r.task.Family,
+		"execution":     r.publicState(),
+		"legal_actions": legal,
 	}
-	return canonicalJSON(doc) + "\n\nDiagnosis:\n" + r.Diagnosis(value, start, true)
+	if known {
+		doc["reference_value"], doc["reference_value_change"] = value, valueChange
+	}
+	return canonicalJSON(doc) + "\n\nDiagnosis:\n" + r.Diagnosis(value, start, known)
 }
 
 // publicState is the reference's public_state after controller_projection: operational ids

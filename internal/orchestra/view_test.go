@@ -235,3 +235,20 @@ func TestControllerPrompt(t *testing.T) {
 		t.Error("finalisation not shown")
 	}
 }
+
+// TestControllerPromptWithoutValue: the value-head ablation withholds v̂ and its change from
+// the state: no value fields and no estimate lines.
+func TestControllerPromptWithoutValue(t *testing.T) {
+	sess := newFake()
+	sess.script["n0"] = []executor.Result{answer("Answer: Paris")}
+	r := newTestRuntime(qaTask, sess, defaultOptions())
+	if got := r.ControllerPromptWithoutValue(); !strings.HasSuffix(got, "\n\nDiagnosis:\nNo node has executed yet.") {
+		t.Errorf("first prompt ends %q", got[max(0, len(got)-80):])
+	}
+	mustApply(t, r, addAgent("n0", "solver", ""))
+	p := r.ControllerPromptWithoutValue()
+	body, diagnosis, _ := strings.Cut(p, "\n\nDiagnosis:\n")
+	if strings.Contains(body, "reference_value") || strings.Contains(diagnosis, "Estimated final score") || !strings.HasPrefix(diagnosis, "Team: 1 node") {
+		t.Fatalf("withheld value still shown:\n%s", p)
+	}
+}

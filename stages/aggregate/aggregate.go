@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 
 	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/duck"
@@ -59,9 +57,9 @@ type Inputs struct {
 func FindInputs(r *rundir.Run, step int) *Inputs {
 	in := &Inputs{Step: step, tasks: r.TasksPath("train")}
 	for j := 1; j <= step; j++ {
-		eps, problem := shards(r.StageDir(j, RolloutStage), "episodes")
-		if problem != "" {
-			in.missing = append(in.missing, problem)
+		eps, err := rundir.Shards(r.StageDir(j, RolloutStage), "episodes")
+		if err != nil {
+			in.missing = append(in.missing, err.Error())
 		} else if len(eps) == 0 {
 			in.missing = append(in.missing, fmt.Sprintf("step %d has no rollout episodes (%s); run `evosteer rollout --step %d` first",
 				j, r.Rel(r.StageDir(j, RolloutStage)), j))
@@ -70,9 +68,9 @@ func FindInputs(r *rundir.Run, step int) *Inputs {
 			in.episodes = append(in.episodes, source{p, j})
 		}
 		if j == step {
-			dec, problem := shards(r.StageDir(j, RolloutStage), "decisions")
-			if problem != "" {
-				in.missing = append(in.missing, problem)
+			dec, err := rundir.Shards(r.StageDir(j, RolloutStage), "decisions")
+			if err != nil {
+				in.missing = append(in.missing, err.Error())
 			} else if len(dec) != len(eps) && len(eps) > 0 {
 				in.missing = append(in.missing, fmt.Sprintf("step %d: %d episodes files but %d decisions files in %s", j, len(eps), len(dec), r.Rel(r.StageDir(j, RolloutStage))))
 			}
@@ -102,43 +100,6 @@ func FindInputs(r *rundir.Run, step int) *Inputs {
 		in.missing = append(in.missing, fmt.Sprintf("no task records %s", r.Rel(in.tasks)))
 	}
 	return in
-}
-
-// shards lists dir/name.arrow, or the complete set dir/name-i-of-n.arrow (i = 1..n), sorted; a
-// mixture of the two, shards of different counts, or a missing shard is a problem (a rollout
-// redone with other shards, or one still running), described by the returned message.
-func shards(dir, name string) ([]string, string) {
-	var out []string
-	single := filepath.Join(dir, name+".arrow")
-	if _, err := os.Stat(single); err == nil {
-		out = append(out, single)
-	}
-	more, _ := filepath.Glob(filepath.Join(dir, name+"-*-of-*.arrow"))
-	if len(more) == 0 {
-		return out, ""
-	}
-	if len(out) > 0 {
-		return nil, fmt.Sprintf("%s holds both %s.arrow and sharded %s files", dir, name, name)
-	}
-	seen := map[int]bool{}
-	count := 0
-	for _, p := range more {
-		var i, n int
-		if _, err := fmt.Sscanf(strings.TrimPrefix(filepath.Base(p), name+"-"), "%d-of-%d.arrow", &i, &n); err != nil || i < 1 || i > n {
-			return nil, fmt.Sprintf("%s: not a shard name (%s-i-of-n.arrow)", p, name)
-		}
-		if count != 0 && n != count {
-			return nil, fmt.Sprintf("%s holds %s shards of different counts (%d and %d)", dir, name, count, n)
-		}
-		count, seen[i] = n, true
-	}
-	for i := 1; i <= count; i++ {
-		if !seen[i] {
-			return nil, fmt.Sprintf("%s lacks shard %d of %d of %s", dir, i, count, name)
-		}
-	}
-	slices.Sort(more)
-	return more, ""
 }
 
 // Err names every missing or inconsistent required input, or is nil.

@@ -15,6 +15,7 @@ import (
 	"github.com/evosteer/evosteer-go/internal/tasks"
 	"github.com/evosteer/evosteer-go/schema"
 	"github.com/evosteer/evosteer-go/stages/rollout"
+	"github.com/evosteer/evosteer-go/stages/update"
 )
 
 // rolloutRun initialises a run on the simulated world with a few tasks per family and rolls out
@@ -38,6 +39,7 @@ func rolloutRun(t *testing.T, steps int, shards int) *rundir.Run {
 		t.Fatal(err)
 	}
 	for k := 1; k <= steps; k++ {
+		untrained(t, r, k-1)
 		for i := 1; i <= shards; i++ {
 			if _, err := r.RunStage(context.Background(), k, rollout.Stage(r, k, rollout.Shard{Index: i, Count: shards}, nil), false); err != nil {
 				t.Fatal(err)
@@ -53,6 +55,7 @@ func rolloutRun(t *testing.T, steps int, shards int) *rundir.Run {
 func TestStageOnRolloutOutput(t *testing.T) {
 	ctx := context.Background()
 	r := rolloutRun(t, 1, 1)
+	untrained(t, r, 1)
 	for i := 1; i <= 2; i++ {
 		if _, err := r.RunStage(ctx, 2, rollout.Stage(r, 2, rollout.Shard{Index: i, Count: 2}, nil), false); err != nil {
 			t.Fatal(err)
@@ -137,4 +140,12 @@ func readDir(t *testing.T, dir string) map[string][]byte {
 		out[e.Name()], _ = os.ReadFile(filepath.Join(dir, e.Name()))
 	}
 	return out
+}
+
+// untrained writes the untrained learner as step's checkpoint, so step+1 can be rolled out.
+func untrained(t testing.TB, r *rundir.Run, step int) {
+	t.Helper()
+	if _, err := r.RunStage(context.Background(), step, update.Initial(r), false); err != nil {
+		t.Fatal(err)
+	}
 }

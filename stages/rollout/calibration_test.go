@@ -152,13 +152,13 @@ func playArm(t *testing.T, cfg *config.Config, all []tasks.Task, name string, po
 	t.Helper()
 	start := time.Now()
 	rec := &recordingExecutor{inner: sim.New(cfg.Sim, cfg.Seed), logs: map[string]*episodeLog{}}
-	e := &env{exec: rec, families: cfg.Families, menuID: menuID(nil),
+	e := &env{exec: rec, families: cfg.Families, menuID: menuID(nil), prior: policy.NewPrior(cfg.Prior),
 		options: orchestra.Options{Budget: cfg.Budget, Interleaved: !cfg.Ablated("interleaved-execution"),
 			Repair: !cfg.Ablated("learnable-repair")}}
 	jobs := make([]job, len(all))
 	for i, task := range all {
 		id := fmt.Sprintf("calibration/%s/%s/0", task.ID, name)
-		jobs[i] = job{task: task, source: "current", id: id, seed: seed.Derive(cfg.Seed, "calibration", task.ID), policy: pol}
+		jobs[i] = job{task: task, source: "current", id: id, seed: seed.Derive(cfg.Seed, "calibration", task.ID), order: i, script: pol}
 	}
 	eps, err := runAll(context.Background(), e, jobs, runtime.NumCPU(), nil)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 
+	"github.com/evosteer/evosteer-go/gpu"
 	"github.com/evosteer/evosteer-go/internal/executor"
 	"github.com/evosteer/evosteer-go/internal/orchestra"
 	"github.com/evosteer/evosteer-go/internal/policy"
@@ -25,7 +26,11 @@ type job struct {
 	index  int
 	id     string // episode_id: {step}/{task_id}/{source}/{index}
 	seed   uint64
-	policy policy.Policy
+	order  int // position in the stage's job list: the order of network batches
+	// A network episode samples π_θ (theta) or π_ρ through the stage's waves and is shown the
+	// published value head; a scripted policy (tests, fixed paradigms) decides on its own.
+	theta  bool
+	script policy.Policy
 }
 
 // episode is everything one rollout produced.
@@ -41,14 +46,41 @@ type env struct {
 	options  orchestra.Options
 	families []string
 	menuID   string
+	prior    *policy.Prior
+	// waves scores the network episodes (nil when every job is scripted); useValue shows them
+	// the published value head (false: the value-head ablation); zeroFeatures zeroes f(s) in
+	// the policy input (the execution-features ablation).
+	waves                       *waves
+	useValue, zeroFeatures      bool
+	policyVersion, valueVersion int64
+	// slots bounds the episodes doing CPU work (deciding, executing) at once; an episode gives
+	// its slot back while it waits for a network batch.
+	slots chan struct{}
+}
+
+// ask gives the episode's slot back while the question waits for its batch.
+func (e *env) ask(q *question) error {
+	<-e.slots
+	err := e.waves.ask(q)
+	e.slots <- struct{}{}
+	return err
 }
 
 // run plays one episode to its end. Errors of the world (an executor or grader failure) make
 // the episode unhealthy with the reason, never the stage fail; only a bug in the pipeline
-// itself (a policy error) is returned.
+// itself (a policy or network error) is returned.
 func (e *env) run(ctx context.Context, j job) (*episode, error) {
+	network := j.script == nil
+	if network {
+		defer e.waves.leave()
+	}
+	e.slots <- struct{}{}
+	defer func() { <-e.slots }()
 	out := &episode{row: schema.EpisodeRow{EpisodeID: j.id, TaskID: j.task.ID, Family: j.task.Family, TaskType: j.task.TaskType,
 		Split: j.task.Split, Source: j.source, Seed: j.seed, Healthy: true, MenuID: e.menuID}}
+	if network {
+		out.row.PolicyVersion, out.row.ValueVersion = e.policyVersion, e.valueVersion
+	}
 	unhealthy := func(reason string) {
 		out.row.Healthy, out.row.UnhealthyReason = false, &reason
 	}
@@ -58,7 +90,12 @@ func (e *env) run(ctx context.Context, j job) (*episode, error) {
 		return out, nil
 	}
 	rt := orchestra.New(j.task, sess, j.seed, e.options)
+	showValue := network && e.useValue
+	var previous float64 // the estimate shown at the previous decision
 	for t := 0; !rt.Stopped(); t++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		if t == maxDecisions {
 			unhealthy(fmt.Sprintf("no STOP after %d decisions", maxDecisions))
 			break
@@ -69,14 +106,31 @@ func (e *env) run(ctx context.Context, j job) (*episode, error) {
 			break
 		}
 		d := &policy.Decision{RT: rt, Legal: legal, Families: e.families}
+		if showValue {
+			q := &question{order: j.order, kind: askValue, value: gpu.ValueInput(rt.Features(), orchestra.TaskTypeOneHot(e.families, rt.TaskType()))}
+			if err := e.ask(q); err != nil {
+				return nil, fmt.Errorf("episode %s decision %d: %w", j.id, t, err)
+			}
+			d.Value = float64(q.v)
+			if t > 0 {
+				d.ValueChange = d.Value - previous
+			}
+			previous = d.Value
+		}
+		prompt := func() string {
+			if showValue {
+				return rt.ControllerPrompt(d.Value, d.ValueChange)
+			}
+			return rt.ControllerPromptWithoutValue()
+		}
 		forced, charged := false, false
-		var prompt string
+		var text string
 		if len(legal) > 1 {
-			prompt = rt.ControllerPrompt(d.Value, d.ValueChange)
-			charged = rt.ControllerReservation(orchestra.Tokens(prompt), orchestra.LongestActionTokens(legal))
+			text = prompt()
+			charged = rt.ControllerReservation(orchestra.Tokens(text), orchestra.LongestActionTokens(legal))
 			forced = !charged // finalisation: the controller cannot pay for its decision
 			if d.Legal = rt.Legal(); charged {
-				prompt = rt.ControllerPrompt(d.Value, d.ValueChange)
+				text = prompt()
 			}
 		}
 		row, a, err := e.decide(d, j, t, forced)
@@ -84,7 +138,7 @@ func (e *env) run(ctx context.Context, j job) (*episode, error) {
 			return nil, fmt.Errorf("episode %s decision %d: %w", j.id, t, err)
 		}
 		if charged {
-			rt.SettleController(orchestra.Tokens(prompt), orchestra.Tokens(a.JSON()))
+			rt.SettleController(orchestra.Tokens(text), orchestra.Tokens(a.JSON()))
 		}
 		outcome, err := rt.Apply(ctx, a)
 		row.Observation, row.OutputChanged = outcome.Observation, outcome.OutputChanged
@@ -101,23 +155,44 @@ func (e *env) run(ctx context.Context, j job) (*episode, error) {
 	return out, nil
 }
 
-// decide records the state s_t, samples the action with the episode's decision seed, and
-// returns the decision row (observation filled in after the action).
+// decide records the state s_t with the network's exact inputs, scores the legal actions (the
+// network through the waves, or the scripted policy), samples the action with the episode's
+// decision seed, and returns the decision row (observation filled in after the action).
 func (e *env) decide(d *policy.Decision, j job, t int, forced bool) (schema.DecisionRow, orchestra.Action, error) {
 	rt := d.RT
 	state, actions := policy.Encode(d)
+	if e.zeroFeatures {
+		clear(state[:gpu.FeatureWidth])
+	}
+	priorLogits := e.prior.Logits(d)
+	prior := make([]float32, len(priorLogits))
+	for i, v := range priorLogits {
+		prior[i] = float32(v)
+	}
 	exact, coarse := rt.StructureKey()
 	row := schema.DecisionRow{EpisodeID: j.id, T: int32(t), Forced: forced, Features: rt.Features(),
 		Value: float32(d.Value), ValueChange: float32(d.ValueChange), PolicyInput: state, ActionInputs: actions,
-		ActionWidth: policy.ActionWidth, StructureKey: exact, CoarseKey: coarse,
+		ActionWidth: policy.ActionWidth, PriorLogits: prior, StructureKey: exact, CoarseKey: coarse,
 		NNodes: int32(rt.NumNodes()), NEdges: int32(rt.NumEdges())}
 	row.LegalActions = make([]string, len(d.Legal))
 	for i, a := range d.Legal {
 		row.LegalActions[i] = a.JSON()
 	}
-	logp, err := j.policy.LogProbs(d)
-	if err != nil {
-		return row, orchestra.Action{}, err
+	var logp []float64
+	if j.script != nil {
+		var err error
+		if logp, err = j.script.LogProbs(d); err != nil {
+			return row, orchestra.Action{}, err
+		}
+	} else {
+		q := &question{order: j.order, kind: askPolicy, row: gpu.PolicyRow{State: state, Actions: actions, Prior: prior}, theta: j.theta}
+		if err := e.ask(q); err != nil {
+			return row, orchestra.Action{}, err
+		}
+		logp = make([]float64, len(q.logp))
+		for i, v := range q.logp {
+			logp[i] = float64(v)
+		}
 	}
 	s := seed.Derive(j.seed, "decision", strconv.Itoa(t))
 	i, err := policy.Sample(logp, rand.New(rand.NewPCG(s, s>>1|1)))

@@ -3,6 +3,7 @@ package rollout
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
@@ -13,8 +14,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/evosteer/evosteer-go/gpu"
 	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/executor"
+	"github.com/evosteer/evosteer-go/internal/learner"
 	"github.com/evosteer/evosteer-go/internal/orchestra"
 	"github.com/evosteer/evosteer-go/internal/policy"
 	"github.com/evosteer/evosteer-go/internal/rundir"
@@ -54,9 +57,10 @@ func (s Shard) suffix() string {
 // Progress is told, after every finished episode, how many of the total are done.
 type Progress func(done, total int)
 
-// Stage returns the rollout stage of one step.
+// Stage returns the rollout stage of one step. It reads the training tasks and the learner of
+// the previous step (step 0's is written by init).
 func Stage(r *rundir.Run, step int, shard Shard, progress Progress) rundir.Stage {
-	st := rundir.Stage{Name: Name, Inputs: []string{r.Rel(r.TasksPath("train"))}}
+	st := rundir.Stage{Name: Name, Inputs: []string{r.Rel(r.TasksPath("train")), r.Rel(learner.Path(r, step-1))}}
 	if shard.Count > 1 {
 		st.Shard = strings.TrimPrefix(shard.suffix(), "-")
 	}
@@ -86,10 +90,17 @@ func run(ctx context.Context, sc *rundir.StageContext, shard Shard, progress Pro
 	if err != nil {
 		return err
 	}
+	l, err := learner.Load(sc.Run, sc.Step-1)
+	if err != nil {
+		return err
+	}
+	eng, err := gpu.OpenEngine(cfg.Compute.Backend)
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
 	jobs, picked := plan(cfg, sc.Step, train, shard)
-	e := &env{exec: exec, families: cfg.Families, menuID: menuID(nil),
-		options: orchestra.Options{Budget: cfg.Budget, Interleaved: !cfg.Ablated("interleaved-execution"),
-			Repair: !cfg.Ablated("learnable-repair")}}
+	e := newEnv(cfg, exec, l, eng, jobs)
 	eps, err := runAll(ctx, e, jobs, workers(cfg), progress)
 	if err != nil {
 		return err
@@ -100,8 +111,24 @@ func run(ctx context.Context, sc *rundir.StageContext, shard Shard, progress Pro
 	return writeOutputs(sc, sc.Lineage(), shard, eps, exec, picked)
 }
 
-// plan builds the step's episode jobs: for every scheduled task of the shard, the current and
-// natural-reference rollouts, each seeded by its episode id.
+// newEnv is the environment of a step's episodes: the executor, the run's orchestration options
+// and ablations, and the learner's network for the network jobs.
+func newEnv(cfg *config.Config, exec executor.Executor, l *gpu.Learner, eng *gpu.Engine, jobs []job) *env {
+	network := 0
+	for _, j := range jobs {
+		if j.script == nil {
+			network++
+		}
+	}
+	return &env{exec: exec, families: cfg.Families, menuID: menuID(nil), prior: policy.NewPrior(cfg.Prior),
+		options: orchestra.Options{Budget: cfg.Budget, Interleaved: !cfg.Ablated("interleaved-execution"),
+			Repair: !cfg.Ablated("learnable-repair")},
+		waves: newWaves(l, eng, network), useValue: !cfg.Ablated("value-head"), zeroFeatures: cfg.Ablated("execution-features"),
+		policyVersion: l.PolicyVersion, valueVersion: l.ValueVersion}
+}
+
+// plan builds the step's episode jobs: for every scheduled task of the shard, the current (π_θ)
+// and natural-reference (π_ρ) rollouts, each seeded by its episode id.
 func plan(cfg *config.Config, step int, train []tasks.Task, shard Shard) ([]job, []tasks.Task) {
 	byID := make(map[string]tasks.Task, len(train))
 	byFamily := map[string][]string{}
@@ -110,9 +137,6 @@ func plan(cfg *config.Config, step int, train []tasks.Task, shard Shard) ([]job,
 		byFamily[t.Family] = append(byFamily[t.Family], t.ID)
 	}
 	ids := Schedule(cfg.Seed, step, cfg.Batch.Tasks, cfg.Families, byFamily)
-	// Both policies are the reference prior until the update stage trains theta: pi_theta = rho
-	// exactly at step 0.
-	prior := policy.NewPrior(cfg.Prior)
 	var jobs []job
 	var picked []tasks.Task
 	for i, id := range ids {
@@ -127,7 +151,8 @@ func plan(cfg *config.Config, step int, train []tasks.Task, shard Shard) ([]job,
 		}{{"current", cfg.Batch.CurrentRollouts}, {"natural_reference", cfg.Batch.ReferenceRollouts}} {
 			for k := 0; k < src.n; k++ {
 				eid := fmt.Sprintf("%d/%s/%s/%d", step, id, src.name, k)
-				jobs = append(jobs, job{task: t, source: src.name, index: k, id: eid, seed: seed.Derive(cfg.Seed, eid), policy: prior})
+				jobs = append(jobs, job{task: t, source: src.name, index: k, id: eid, seed: seed.Derive(cfg.Seed, eid),
+					order: len(jobs), theta: src.name == "current"})
 			}
 		}
 	}
@@ -141,47 +166,35 @@ func workers(cfg *config.Config) int {
 	return 4 * runtime.NumCPU()
 }
 
-// runAll plays every job on a bounded pool. Results keep the jobs' order, so the output does
-// not depend on scheduling.
+// runAll plays every job, all in flight at once (network episodes advance in lockstep waves,
+// which needs every one of them running), with at most n doing CPU work at a time. Results keep
+// the jobs' order, so the output does not depend on scheduling.
 func runAll(ctx context.Context, e *env, jobs []job, n int, progress Progress) ([]*episode, error) {
+	e.slots = make(chan struct{}, max(1, n))
 	out := make([]*episode, len(jobs))
 	errs := make([]error, len(jobs))
-	next := make(chan int)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	done := 0
-	for w := 0; w < min(n, len(jobs)); w++ {
+	for i := range jobs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range next {
-				out[i], errs[i] = e.run(ctx, jobs[i])
-				mu.Lock()
-				done++
-				if progress != nil {
-					progress(done, len(jobs))
-				}
-				mu.Unlock()
+			out[i], errs[i] = e.run(ctx, jobs[i])
+			mu.Lock()
+			done++
+			if progress != nil {
+				progress(done, len(jobs))
 			}
+			mu.Unlock()
 		}()
 	}
-feed:
-	for i := range jobs {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(next)
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

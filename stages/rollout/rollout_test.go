@@ -11,12 +11,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/evosteer/evosteer-go/gpu"
 	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/executor"
+	"github.com/evosteer/evosteer-go/internal/policy"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/sim"
 	"github.com/evosteer/evosteer-go/internal/tasks"
 	"github.com/evosteer/evosteer-go/schema"
+	"github.com/evosteer/evosteer-go/stages/update"
 )
 
 // smallRun initialises a run named "demo" under parent with a few tasks per family.
@@ -41,7 +44,16 @@ func smallRun(t testing.TB, parent string, edit func(*config.Config)) *rundir.Ru
 	if err != nil {
 		t.Fatal(err)
 	}
+	untrained(t, r, 0)
 	return r
+}
+
+// untrained writes the untrained learner as step's checkpoint, so step+1 can be rolled out.
+func untrained(t testing.TB, r *rundir.Run, step int) {
+	t.Helper()
+	if _, err := r.RunStage(context.Background(), step, update.Initial(r), false); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func rolloutFiles(t *testing.T, r *rundir.Run, step int) map[string][]byte {
@@ -83,7 +95,7 @@ func TestRolloutIsByteIdenticalAcrossRuns(t *testing.T) {
 
 // Episodes must not depend on how the worker pool interleaves them.
 func TestEpisodesIndependentOfWorkerCount(t *testing.T) {
-	jobs, e := testBatch(func(c *config.Config) executor.Executor { return sim.New(c.Sim, c.Seed) })
+	jobs, e := testBatch(t, func(c *config.Config) executor.Executor { return sim.New(c.Sim, c.Seed) })
 	one, err := runAll(context.Background(), e, jobs, 1, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -108,8 +120,9 @@ func readEpisodesB(t testing.TB, path string) []schema.EpisodeRow {
 	return rows
 }
 
-// testBatch is a 12-task step of the simulated world with its episode jobs and environment.
-func testBatch(exec func(*config.Config) executor.Executor) ([]job, *env) {
+// testBatch is a 12-task step of the simulated world with its episode jobs and environment (the
+// untrained learner).
+func testBatch(t testing.TB, exec func(*config.Config) executor.Executor) ([]job, *env) {
 	cfg, _ := config.Default()
 	cfg.Batch.Tasks = 12
 	var train []tasks.Task
@@ -117,9 +130,13 @@ func testBatch(exec func(*config.Config) executor.Executor) ([]job, *env) {
 		train = append(train, sim.Tasks(cfg.Sim, cfg.Seed, f, f, "train", 4)...)
 	}
 	jobs, _ := plan(cfg, 1, train, Shard{1, 1})
-	e := &env{exec: exec(cfg), families: cfg.Families, menuID: menuID(nil)}
-	e.options.Budget, e.options.Interleaved, e.options.Repair = cfg.Budget, true, true
-	return jobs, e
+	eng, err := gpu.OpenEngine("simplego")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(eng.Close)
+	l := gpu.NewLearner(gpu.OptionsFromConfig(cfg, policy.StateWidth(len(cfg.Families))), nil)
+	return jobs, newEnv(cfg, exec(cfg), l, eng, jobs)
 }
 
 func TestRolloutWritesTheBatch(t *testing.T) {
@@ -151,6 +168,7 @@ func TestRolloutWritesTheBatch(t *testing.T) {
 
 func TestShardsPartitionTheBatch(t *testing.T) {
 	r := smallRun(t, t.TempDir(), nil)
+	untrained(t, r, 1)
 	var ids []string
 	for i := 1; i <= 3; i++ {
 		if _, err := r.RunStage(context.Background(), 2, Stage(r, 2, Shard{i, 3}, nil), false); err != nil {
@@ -200,7 +218,7 @@ func (w brokenWorld) Begin(ctx context.Context, t tasks.Task, seed uint64) (exec
 }
 
 func TestUnhealthyEpisodesAreKeptWithTheirReason(t *testing.T) {
-	jobs, e := testBatch(func(c *config.Config) executor.Executor { return brokenWorld{sim.New(c.Sim, c.Seed), "medqa"} })
+	jobs, e := testBatch(t, func(c *config.Config) executor.Executor { return brokenWorld{sim.New(c.Sim, c.Seed), "medqa"} })
 	eps, err := runAll(context.Background(), e, jobs, 4, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/spf13/cobra"
+
+	"github.com/evosteer/evosteer-go/gpu"
+	"github.com/evosteer/evosteer-go/internal/rundir"
+	"github.com/evosteer/evosteer-go/stages/rescore"
+	"github.com/evosteer/evosteer-go/stages/update"
+)
+
+func newRescoreCmd() *cobra.Command {
+	var f stageFlags
+	cmd := &cobra.Command{
+		Use:   "rescore --run DIR --step K [--force]",
+		Short: "Recompute log π_θ and log π_ρ of every decision of a step (teacher forcing)",
+		Long: `Rescore training step K: with the learner of step K-1 (the θ the step's update differentiates),
+recompute log π_θ and log π_ρ of the action taken at every decision of the step's rollout (every
+source, every shard) from the network inputs the rollout stored, and write
+step-NNNNNN/rescore/scores.arrow with Δℓ = log π_θ − log π_ρ. Forced actions are scored at their
+true probabilities over the full legal set.
+
+The rollout sampled current episodes from that θ and reference episodes from ρ, so the rescored
+log-probabilities must reproduce the stored behaviour log-probabilities; the stage fails when they
+differ by more than 1e-5 (a checkpoint and a rollout that do not belong together).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var sum rescore.Summary
+			if _, err := f.runStage(cmd, cmd.ErrOrStderr(), func(r *rundir.Run) rundir.Stage {
+				return rescore.Stage(r, f.step, &sum)
+			}); err != nil {
+				return err
+			}
+			if sum.Decisions == 0 {
+				return nil // up to date: nothing was recomputed
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "rescore step %d: %d decisions of %d episodes under θ version %d; mean |Δℓ| %.4g over branch decisions\n",
+				f.step, sum.Decisions, sum.Episodes, sum.ThetaVersion, sum.MeanAbsDeltaL)
+			for _, src := range slices.Sorted(maps.Keys(sum.MaxMismatch)) {
+				fmt.Fprintf(out, "  %-18s max |rescored − behaviour| log-prob %.2g\n", src, sum.MaxMismatch[src])
+			}
+			return nil
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+func newUpdateCmd() *cobra.Command {
+	var f stageFlags
+	cmd := &cobra.Command{
+		Use:   "update --run DIR --step K [--force]",
+		Short: "Take a step's AnchorTB update of the policy adapter and b_ψ, fit the value head, save the learner",
+		Long: `Update training step K: load the learner of step K-1, build the step's trajectories (every
+healthy episode of every source: network inputs from the rollout, Δℓ from rescore, corrections and
+anchors from aggregate), take one AnchorTB step on the policy adapter and the residual head b_ψ
+(three gradient clips, AdamW with the adapter and heads groups), fit the value head (one step on the
+step's value states, then value_head.fit_steps − 1 on the replay window) and the outcome heads,
+publish the value head, and write step-NNNNNN/update/:
+
+  losses.arrow          per trajectory: loss, loss_rho (every Δℓ = 0), loss_anchor (Δℓ = 0, b_ψ = 0)
+  coefficients.arrow    per decision: flow F_t, measured part, residual, coefficient Γ_t = ∂L/∂ℓ_θ(a_t)
+  update_metrics.arrow  the batch metrics (loss, gain, policy divergence, gradient norms, value fit)
+  checkpoint/learner.arrow  the updated learner, read by step K+1
+
+Losses and coefficients are evaluated at the parameters before the update, with the Δℓ of the
+scores file, so they can be recomputed from the files alone. Needs rollout, rescore and aggregate
+of step K.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var res *gpu.UpdateResult
+			if _, err := f.runStage(cmd, cmd.ErrOrStderr(), func(r *rundir.Run) rundir.Stage {
+				return update.Stage(r, f.step, &res)
+			}); err != nil {
+				return err
+			}
+			if res == nil {
+				return nil
+			}
+			m := res.Metrics
+			fmt.Fprintf(cmd.OutOrStdout(), `update step %d: %d trajectories, %d decisions (%d with a choice), mean reward %.3f
+  AnchorTB loss %.4f  reference level (Δℓ = 0) %.4f  anchor-only level %.4f  gain %+.4f
+  policy: mean Δℓ on current decisions %+.4f, mean |Δℓ| %.4f, gradient norm %.3g (clip %g)
+  value head: MSE %.4f on the step's %d states, %.4f on the replay window after %d steps
+`, f.step, m.Trajectories, m.Decisions, m.BranchDecisions, m.MeanReward, m.Loss, m.LossRho, m.LossAnchor, m.LossRho-m.Loss,
+				m.PolicyKLCurrent, m.PolicyAbsLogRatio, m.GradNorm, 1.0, m.ValueLoss, m.ValueStates, m.ValueFitLoss, m.ValueFitSteps)
+			return nil
+		},
+	}
+	f.register(cmd)
+	return cmd
+}

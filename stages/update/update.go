@@ -1,0 +1,310 @@
+package update
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/evosteer/evosteer-go/gpu"
+	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/learner"
+	"github.com/evosteer/evosteer-go/internal/orchestra"
+	"github.com/evosteer/evosteer-go/internal/rundir"
+	"github.com/evosteer/evosteer-go/schema"
+)
+
+// Name is the stage's folder name.
+const Name = learner.Stage
+
+// The files the stage writes into its folder (and the checkpoint, learner.Rel()).
+const (
+	LossesFile       = "losses.arrow"
+	CoefficientsFile = "coefficients.arrow"
+	MetricsFile      = "update_metrics.arrow"
+)
+
+// Initial returns the stage that writes the untrained learner (π_θ = ρ, b_ψ = 0, fresh heads)
+// as a checkpoint: `evosteer init` runs it for step 0; tests run it for a later step to roll out
+// the next one without training. It reads the training tasks (the free anchors of the
+// measured-flows ablation).
+func Initial(r *rundir.Run) rundir.Stage {
+	return rundir.Stage{Name: Name, Inputs: []string{r.Rel(r.TasksPath("train"))}, Run: func(_ context.Context, sc *rundir.StageContext) error {
+		l, err := learner.New(sc.Run)
+		if err != nil {
+			return err
+		}
+		return learner.Write(filepath.Join(sc.OutDir, learner.Rel()), sc.Lineage(), l)
+	}}
+}
+
+// files are the inputs of one step's update.
+type files struct {
+	episodes, decisions          []string // rollout shards of the step
+	scores, anchors, corrections string
+	valueData                    []string // value_data of the replay window, oldest first; the step's last
+	checkpoint                   string
+}
+
+func findInputs(r *rundir.Run, step int) (*files, error) {
+	if step < 1 {
+		return nil, fmt.Errorf("update: step must be >= 1, got %d", step)
+	}
+	var errs []error
+	f := &files{scores: filepath.Join(r.StageDir(step, "rescore"), "scores.arrow"),
+		anchors:     filepath.Join(r.StageDir(step, "aggregate"), "anchors.arrow"),
+		corrections: filepath.Join(r.StageDir(step, "aggregate"), "corrections.arrow"),
+		checkpoint:  learner.Path(r, step-1)}
+	var err error
+	dir := r.StageDir(step, "rollout")
+	if f.episodes, err = rundir.Shards(dir, "episodes"); err != nil {
+		errs = append(errs, err)
+	}
+	if f.decisions, err = rundir.Shards(dir, "decisions"); err != nil {
+		errs = append(errs, err)
+	}
+	if len(f.episodes) == 0 || len(f.episodes) != len(f.decisions) {
+		errs = append(errs, fmt.Errorf("step %d has no complete rollout in %s; run `evosteer rollout --step %d` first", step, r.Rel(dir), step))
+	}
+	replay := r.Config.ValueHead.ReplaySteps
+	for j := max(1, step-replay+1); j <= step; j++ {
+		f.valueData = append(f.valueData, filepath.Join(r.StageDir(j, "aggregate"), "value_data.arrow"))
+	}
+	for _, p := range append([]string{f.scores, f.anchors, f.corrections, f.checkpoint}, f.valueData...) {
+		if _, err := os.Stat(p); err != nil {
+			errs = append(errs, fmt.Errorf("missing input %s; %s", r.Rel(p), hint(r, p)))
+		}
+	}
+	return f, errors.Join(errs...)
+}
+
+// hint says which command writes a missing input, from its path step-NNNNNN/<stage>/....
+func hint(r *rundir.Run, path string) string {
+	var step int
+	parts := strings.Split(r.Rel(path), "/")
+	if len(parts) < 3 {
+		return "it is written by an earlier stage"
+	}
+	if _, err := fmt.Sscanf(parts[0], "step-%d", &step); err != nil {
+		return "it is written by an earlier stage"
+	}
+	if step == 0 {
+		return "it is written by `evosteer init`"
+	}
+	return fmt.Sprintf("run `evosteer %s --run %s --step %d` first", parts[1], r.Dir, step)
+}
+
+func (f *files) all(r *rundir.Run) []string {
+	var out []string
+	for _, p := range append(append(append([]string{}, f.episodes...), f.decisions...), append([]string{f.scores, f.anchors, f.corrections, f.checkpoint}, f.valueData...)...) {
+		out = append(out, r.Rel(p))
+	}
+	return out
+}
+
+// Stage returns the update stage of one step; res, when not nil, receives the update's result.
+func Stage(r *rundir.Run, step int, res **gpu.UpdateResult) rundir.Stage {
+	f, inErr := findInputs(r, step)
+	st := rundir.Stage{Name: Name, Run: func(ctx context.Context, sc *rundir.StageContext) error {
+		if inErr != nil {
+			return inErr
+		}
+		out, err := Run(ctx, sc, f)
+		if err == nil && res != nil {
+			*res = out
+		}
+		return err
+	}}
+	if inErr == nil {
+		st.Inputs = f.all(r)
+	}
+	return st
+}
+
+// Run loads the inputs, updates the learner and writes the outputs into sc.OutDir.
+func Run(ctx context.Context, sc *rundir.StageContext, f *files) (*gpu.UpdateResult, error) {
+	cfg := sc.Run.Config
+	if cfg.Objective != "anchortb" {
+		return nil, fmt.Errorf("update: objective %q is not implemented yet; only anchortb is", cfg.Objective)
+	}
+	l, err := learner.Load(sc.Run, sc.Step-1)
+	if err != nil {
+		return nil, err
+	}
+	b, err := loadBatch(cfg, f, int64(sc.Step))
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	eng, err := gpu.OpenEngine(cfg.Compute.Backend)
+	if err != nil {
+		return nil, err
+	}
+	defer eng.Close()
+	res, err := l.Update(eng, b.in)
+	if err != nil {
+		return nil, err
+	}
+	return res, write(sc, cfg, l, b, res)
+}
+
+// batch is the update's input with the ids needed to write its outputs.
+type batch struct {
+	in       gpu.UpdateInput
+	episodes []string // trajectory b's episode id
+}
+
+func loadBatch(cfg *config.Config, f *files, step int64) (*batch, error) {
+	eps, err := schema.ReadFiles[schema.EpisodeRow](schema.Episodes, f.episodes)
+	if err != nil {
+		return nil, err
+	}
+	decs, err := schema.ReadFiles[schema.DecisionRow](schema.Decisions, f.decisions)
+	if err != nil {
+		return nil, err
+	}
+	scores, err := schema.ReadFile[schema.ScoreRow](schema.Scores, f.scores)
+	if err != nil {
+		return nil, err
+	}
+	anchors, err := schema.ReadFile[schema.AnchorRow](schema.Anchors, f.anchors)
+	if err != nil {
+		return nil, err
+	}
+	corrections, err := schema.ReadFile[schema.CorrectionRow](schema.Corrections, f.corrections)
+	if err != nil {
+		return nil, err
+	}
+	type key struct {
+		ep string
+		t  int32
+	}
+	score := make(map[key]*schema.ScoreRow, len(scores))
+	for i := range scores {
+		score[key{scores[i].EpisodeID, scores[i].T}] = &scores[i]
+	}
+	corr := make(map[key]float64, len(corrections))
+	for _, c := range corrections {
+		corr[key{c.EpisodeID, c.T}] = c.Correction
+	}
+	anchor := make(map[string]float64, len(anchors))
+	for _, a := range anchors {
+		anchor[a.EpisodeID] = a.Anchor
+	}
+	byEpisode := map[string][]*schema.DecisionRow{}
+	for i := range decs {
+		byEpisode[decs[i].EpisodeID] = append(byEpisode[decs[i].EpisodeID], &decs[i])
+	}
+
+	b := &batch{in: gpu.UpdateInput{Step: step}}
+	index := map[string]int{} // episode id -> trajectory
+	for _, ep := range eps {
+		if !ep.Healthy || !ep.Stopped {
+			continue // excluded from learning
+		}
+		u, ok := anchor[ep.EpisodeID]
+		if !ok {
+			return nil, fmt.Errorf("update: %s: no anchor for episode %s", f.anchors, ep.EpisodeID)
+		}
+		ds := byEpisode[ep.EpisodeID]
+		slices.SortFunc(ds, func(a, b *schema.DecisionRow) int { return cmp.Compare(a.T, b.T) })
+		if len(ds) != int(ep.T) {
+			return nil, fmt.Errorf("update: episode %s has T = %d but %d decisions", ep.EpisodeID, ep.T, len(ds))
+		}
+		tr := gpu.Trajectory{Task: ep.TaskID, Reward: ep.Reward, Anchor: u, Current: ep.Source == "current"}
+		for i, d := range ds {
+			if int(d.T) != i {
+				return nil, fmt.Errorf("update: episode %s: decision %d is missing", ep.EpisodeID, i)
+			}
+			s, ok := score[key{d.EpisodeID, d.T}]
+			if !ok {
+				return nil, fmt.Errorf("update: %s has no score for episode %s decision %d; rerun rescore", f.scores, d.EpisodeID, d.T)
+			}
+			c, ok := corr[key{d.EpisodeID, d.T}]
+			if !ok {
+				return nil, fmt.Errorf("update: %s has no correction for episode %s decision %d; rerun aggregate", f.corrections, d.EpisodeID, d.T)
+			}
+			row, err := learner.PolicyRow(d)
+			if err != nil {
+				return nil, fmt.Errorf("update: %w", err)
+			}
+			tr.Steps = append(tr.Steps, gpu.Step{Row: row, Chosen: int(d.Chosen), Features: d.Features, Correction: c,
+				DeltaL: s.DeltaL, LogpTheta: s.LogpTheta})
+		}
+		index[ep.EpisodeID] = len(b.in.Trajectories)
+		b.in.Trajectories = append(b.in.Trajectories, tr)
+		b.episodes = append(b.episodes, ep.EpisodeID)
+	}
+	if len(b.in.Trajectories) == 0 {
+		return nil, fmt.Errorf("update: step %d has no healthy, stopped episode to learn from", step)
+	}
+	for i, p := range f.valueData {
+		rows, err := schema.ReadFile[schema.ValueRow](schema.ValueData, p)
+		if err != nil {
+			return nil, err
+		}
+		current := i == len(f.valueData)-1
+		for r, v := range rows {
+			if _, ok := cfg.TaskType(v.TaskType); !ok {
+				return nil, fmt.Errorf("update: %s row %d: column \"task_type\": unknown task type %q", p, r, v.TaskType)
+			}
+			x := gpu.ValueInput(v.Features, orchestra.TaskTypeOneHot(cfg.Families, v.TaskType))
+			b.in.ReplayX, b.in.ReplayY = append(b.in.ReplayX, x), append(b.in.ReplayY, float32(v.Label))
+			if current {
+				b.in.ValueX, b.in.ValueY = append(b.in.ValueX, x), append(b.in.ValueY, float32(v.Label))
+				tr, ok := index[v.EpisodeID]
+				if !ok {
+					return nil, fmt.Errorf("update: %s row %d: episode %s is not a healthy episode of the step", p, r, v.EpisodeID)
+				}
+				b.in.OutcomeStates = append(b.in.OutcomeStates, gpu.StateRef{Traj: tr, T: int(v.T)})
+			}
+		}
+	}
+	return b, nil
+}
+
+func write(sc *rundir.StageContext, cfg *config.Config, l *gpu.Learner, b *batch, res *gpu.UpdateResult) error {
+	lin := sc.Lineage()
+	losses := make([]schema.LossRow, len(b.episodes))
+	var coefs []schema.CoefficientRow
+	for i, id := range b.episodes {
+		ep := res.Episodes[i]
+		losses[i] = schema.LossRow{EpisodeID: id, Objective: cfg.Objective, T: int32(len(res.Steps[i])), Loss: ep.Loss, LossRho: ep.LossRho, LossAnchor: ep.LossAnchor}
+		for t, c := range res.Steps[i] {
+			coefs = append(coefs, schema.CoefficientRow{EpisodeID: id, T: int32(t), Flow: c.Flow, Measured: c.Measured, Residual: c.Residual, Coefficient: c.Coefficient})
+		}
+	}
+	m := res.Metrics
+	metrics := []schema.UpdateMetricsRow{{Objective: cfg.Objective, Trajectories: int64(m.Trajectories),
+		Decisions: int64(m.Decisions), BranchDecisions: int64(m.BranchDecisions), MeanReward: m.MeanReward,
+		Loss: m.Loss, LossRho: m.LossRho, LossAnchor: m.LossAnchor, Gain: m.LossRho - m.Loss,
+		PolicyKLCurrent: m.PolicyKLCurrent, PolicyAbsLogRatio: m.PolicyAbsLogRatio, GradNorm: m.GradNorm,
+		ValueGradNorm: m.ValueGradNorm, OutcomeGradNorm: m.OutcomeGradNorm, ValueStates: int64(m.ValueStates), ValueLoss: m.ValueLoss, ValueFitLoss: m.ValueFitLoss,
+		ValueFitStates: int64(m.ValueFitStates), ValueFitSteps: int64(m.ValueFitSteps), OutcomeLoss: m.OutcomeLoss,
+		RescoreMismatch: m.RescoreMismatch, PolicyVersion: l.PolicyVersion, ValueVersion: l.ValueVersion}}
+	if err := writeRows(filepath.Join(sc.OutDir, LossesFile), schema.Losses, lin, losses); err != nil {
+		return err
+	}
+	if err := writeRows(filepath.Join(sc.OutDir, CoefficientsFile), schema.Coefficients, lin, coefs); err != nil {
+		return err
+	}
+	if err := writeRows(filepath.Join(sc.OutDir, MetricsFile), schema.UpdateMetrics, lin, metrics); err != nil {
+		return err
+	}
+	return learner.Write(filepath.Join(sc.OutDir, learner.Rel()), lin, l)
+}
+
+func writeRows[T any](path string, t *schema.Table, lin schema.Lineage, rows []T) error {
+	rec, err := schema.Build(t, rows)
+	if err != nil {
+		return err
+	}
+	defer rec.Release()
+	return t.WriteBatches(path, lin, rec)
+}
