@@ -112,7 +112,7 @@ func TestSleeperIsKilledAtTheWallLimit(t *testing.T) {
 	for name, s := range modes(t) {
 		t.Run(name, func(t *testing.T) {
 			lim := testLimits
-			lim.Wall = 1500 * time.Millisecond
+			lim.Wall = 5 * time.Second
 			began := time.Now()
 			res := s.RunWith(context.Background(), "import subprocess, time\nsubprocess.Popen(['sleep', '300'])\nprint('started', flush=True)\ntime.sleep(300)\n", lim)
 			if res.Status != StatusTimeout || !res.TimedOut || res.Stdout != "started\n" {
@@ -155,7 +155,7 @@ func TestForkBombIsContained(t *testing.T) {
 		t.Skipf("the process limit does not bind here (programs run as root: the interpreter %s is not reachable by nobody); set EVOSTEER_SANDBOX_PYTHON=/usr/bin/python3", testPython())
 	}
 	lim := testLimits
-	lim.Wall = 3 * time.Second
+	lim.Wall = 5 * time.Second
 	code := `import os, time
 refused = 0
 while True:
