@@ -35,6 +35,6 @@ Start with:
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newConfigCmd(), newInitCmd(), newInspectCmd(), newSQLCmd(), newRolloutCmd(), newAggregateCmd())
+	root.AddCommand(newConfigCmd(), newInitCmd(), newInspectCmd(), newSQLCmd(), newRolloutCmd(), newAggregateCmd(), newGradeCmd())
 	return root
 }
