@@ -32,9 +32,6 @@ const (
 // nobody is the unprivileged user programs run as when the sandbox runs as root.
 const nobody = 65534
 
-// setupFailed is the bootstrap's exit status when it cannot apply a limit or confinement.
-const setupFailed = 97
-
 // readPaths may be read (and executed) under Landlock besides the interpreter's own prefixes.
 var readPaths = []string{"/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/proc", "/sys", "/dev"}
 
