@@ -1,7 +1,11 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
+	"os"
 	"slices"
 
 	"github.com/spf13/cobra"
@@ -15,8 +19,9 @@ import (
 
 func newInitCmd() *cobra.Command {
 	var path, run string
+	var taskFiles []string
 	cmd := &cobra.Command{
-		Use:   "init --run DIR [--config FILE]",
+		Use:   "init --run DIR [--config FILE] [--tasks FILE...]",
 		Short: "Create a run folder with its resolved configuration",
 		Long: `Create the run folder DIR with run.yaml: the resolved configuration (the built-in
 pipeline.yaml with --config overlaid), its sha256 and the code version. Every stage checks that
@@ -26,6 +31,10 @@ With the simulated world (executor.backend: sim) it also writes the task records
 tasks/train.arrow (tasks.train_per_family per IID family) and tasks/test.arrow
 (tasks.test_per_family per benchmark, IID and OOD).
 
+--tasks FILE... copies task files in the reference's JSONL row schema into the run instead:
+rows with split "train" go to tasks/train.arrow, rows with split "test" to tasks/test.arrow.
+Every row's family must be in families or ood_families of the configuration.
+
 It writes step 0's learner, step-000000/update/checkpoint/learner.arrow: the policy network with
 its adapter at zero (π_θ = ρ), b_ψ = 0 and fresh heads, which step 1 rolls out.`,
 		Args: cobra.NoArgs,
@@ -34,7 +43,11 @@ its adapter at zero (π_θ = ρ), b_ψ = 0 and fresh heads, which step 1 rolls o
 			if err != nil {
 				return err
 			}
-			r, err := rundir.Init(run, cfg, codeVersion(), writeSimTasks)
+			populate := writeSimTasks
+			if len(taskFiles) > 0 {
+				populate = func(r *rundir.Run) error { return writeTaskFiles(r, taskFiles) }
+			}
+			r, err := rundir.Init(run, cfg, codeVersion(), populate)
 			if err != nil {
 				return err
 			}
@@ -47,6 +60,7 @@ its adapter at zero (π_θ = ρ), b_ψ = 0 and fresh heads, which step 1 rolls o
 	}
 	cmd.Flags().StringVar(&path, "config", "", "configuration file overlaid on the built-in pipeline.yaml")
 	cmd.Flags().StringVar(&run, "run", "", "run folder to create (required)")
+	cmd.Flags().StringSliceVar(&taskFiles, "tasks", nil, "task files (JSONL, reference row schema) to copy into the run; repeat or comma-separate")
 	cmd.MarkFlagRequired("run")
 	return cmd
 }
@@ -82,4 +96,57 @@ func writeSimTasks(r *rundir.Run) error {
 		}
 	}
 	return nil
+}
+
+// writeTaskFiles copies task files into a new run, split by each row's split field.
+func writeTaskFiles(r *rundir.Run, paths []string) error {
+	cfg := r.Config
+	byID, err := loadTaskFiles(paths)
+	if err != nil {
+		return err
+	}
+	ids := make([]string, 0, len(byID))
+	for id := range byID {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	splits := map[string][]tasks.Task{"train": {}, "test": {}}
+	for _, id := range ids {
+		t := byID[id]
+		if tt, ok := cfg.TaskType(t.Family); !ok || tt != t.TaskType {
+			return fmt.Errorf("task %s: family %s (task type %s) is not among the configuration's families and ood_families", id, t.Family, t.TaskType)
+		}
+		if _, ok := splits[t.Split]; !ok {
+			return fmt.Errorf("task %s: split %q: a run holds train and test tasks only", id, t.Split)
+		}
+		splits[t.Split] = append(splits[t.Split], t)
+	}
+	inputs := map[string]string{}
+	for _, p := range paths {
+		sum, err := fileSHA256(p)
+		if err != nil {
+			return err
+		}
+		inputs[p] = sum
+	}
+	lin := schema.Lineage{Run: r.Name, Stage: "init", ConfigSHA256: cfg.SHA256(), Inputs: inputs}
+	for _, split := range []string{"train", "test"} {
+		if err := tasks.WriteFile(r.TasksPath(split), lin, splits[split]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("hash %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }

@@ -20,6 +20,7 @@ type Config struct {
 	ResidualHead ResidualHead      `yaml:"residual_head" json:"residual_head"`
 	Optimizer    Optimizer         `yaml:"optimizer" json:"optimizer"`
 	Executor     Executor          `yaml:"executor" json:"executor"`
+	Tools        Tools             `yaml:"tools" json:"tools"`
 	Compute      Compute           `yaml:"compute" json:"compute"`
 	Tasks        Tasks             `yaml:"tasks" json:"tasks"`
 	Rollout      Rollout           `yaml:"rollout" json:"rollout"`
@@ -131,6 +132,54 @@ type Optimizer struct {
 type Executor struct {
 	Backend     string  `yaml:"backend" json:"backend"`
 	Temperature float64 `yaml:"temperature" json:"temperature"`
+	OpenAI      OpenAI  `yaml:"openai" json:"openai"`
+}
+
+// OpenAI configures the OpenAI-compatible Chat Completions backend.
+type OpenAI struct {
+	BaseURL           string  `yaml:"base_url" json:"base_url"`
+	Model             string  `yaml:"model" json:"model"`
+	APIKeyEnv         string  `yaml:"api_key_env" json:"api_key_env"`
+	MaxConcurrency    int     `yaml:"max_concurrency" json:"max_concurrency"`
+	TimeoutSeconds    float64 `yaml:"timeout_seconds" json:"timeout_seconds"`
+	OutageSeconds     float64 `yaml:"outage_seconds" json:"outage_seconds"`
+	BackoffSeconds    float64 `yaml:"backoff_seconds" json:"backoff_seconds"`
+	BackoffMaxSeconds float64 `yaml:"backoff_max_seconds" json:"backoff_max_seconds"`
+	SendSeed          bool    `yaml:"send_seed" json:"send_seed"`
+	DisableThinking   bool    `yaml:"disable_thinking" json:"disable_thinking"`
+	ContextWindow     int64   `yaml:"context_window" json:"context_window"`
+}
+
+// Tools configures the agents' tools and the code graders' sandbox.
+type Tools struct {
+	ResultChars        int        `yaml:"result_chars" json:"result_chars"`
+	TurnOutputTokens   int64      `yaml:"turn_output_tokens" json:"turn_output_tokens"`
+	FinalOutputReserve int64      `yaml:"final_output_reserve" json:"final_output_reserve"`
+	Python             PythonTool `yaml:"python" json:"python"`
+	Search             SearchTool `yaml:"search" json:"search"`
+}
+
+// PythonTool configures the python sandbox.
+type PythonTool struct {
+	Interpreter string `yaml:"interpreter" json:"interpreter"`
+	CPUSeconds  int    `yaml:"cpu_seconds" json:"cpu_seconds"`
+	WallSeconds int    `yaml:"wall_seconds" json:"wall_seconds"`
+	MemoryMB    int64  `yaml:"memory_mb" json:"memory_mb"`
+	FileMB      int64  `yaml:"file_mb" json:"file_mb"`
+	OpenFiles   int    `yaml:"open_files" json:"open_files"`
+	Processes   int    `yaml:"processes" json:"processes"`
+	Concurrency int    `yaml:"concurrency" json:"concurrency"`
+}
+
+// SearchTool configures the search tool.
+type SearchTool struct {
+	URL             string  `yaml:"url" json:"url"`
+	TopK            int     `yaml:"top_k" json:"top_k"`
+	PassageChars    int     `yaml:"passage_chars" json:"passage_chars"`
+	TimeoutSeconds  float64 `yaml:"timeout_seconds" json:"timeout_seconds"`
+	Retries         int     `yaml:"retries" json:"retries"`
+	OutageSeconds   float64 `yaml:"outage_seconds" json:"outage_seconds"`
+	BreakerFailures int     `yaml:"breaker_failures" json:"breaker_failures"`
 }
 
 // Tasks sizes the task records generated for the simulated world.

@@ -173,6 +173,7 @@ func (c *Config) validate(name string, file *ast.File) error {
 
 	k.oneOf("executor.backend", c.Executor.Backend, "sim", "openai")
 	k.nonNegative("executor.temperature", c.Executor.Temperature)
+	k.executorTools(c)
 	k.oneOf("compute.backend", c.Compute.Backend, "auto", "simplego", "xla")
 	k.oneOf("objective", c.Objective, Objectives...)
 

@@ -1,5 +1,7 @@
-// Package tasks holds task records in the reference release's row schema, their loaders and
-// their graders (QA exact match, multiple choice, math, code pass@1).
+// Package tasks holds task records in the reference release's JSONL row schema (reference §6.1),
+// their Arrow form, and the graders of reference §6.2: QA exact match (F1 stored too), multiple
+// choice, AIME integers, MATH-Hard equivalence and MBPP+ pass@1, the last run in the python
+// sandbox. Every score names its grader and version.
 //
 // It must not run agents or know about the orchestration graph.
 package tasks

@@ -17,6 +17,7 @@ import (
 	"github.com/evosteer/evosteer-go/gpu"
 	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/executor"
+	"github.com/evosteer/evosteer-go/internal/executor/openai"
 	"github.com/evosteer/evosteer-go/internal/learner"
 	"github.com/evosteer/evosteer-go/internal/orchestra"
 	"github.com/evosteer/evosteer-go/internal/policy"
@@ -75,6 +76,8 @@ func NewExecutor(cfg *config.Config) (executor.Executor, error) {
 	switch cfg.Executor.Backend {
 	case "sim":
 		return sim.New(cfg.Sim, cfg.Seed), nil
+	case "openai":
+		return openai.FromConfig(cfg)
 	default:
 		return nil, fmt.Errorf("executor backend %q is not available in this build (use sim)", cfg.Executor.Backend)
 	}

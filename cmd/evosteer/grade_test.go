@@ -1,0 +1,132 @@
+//go:build duckdb_arrow
+
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/evosteer/evosteer-go/internal/tasks"
+)
+
+const fixtureTasks = "../../internal/tasks/testdata/tasks.jsonl"
+
+func TestGradePrintsPerBenchmarkMetricsAndScores(t *testing.T) {
+	dir := t.TempDir()
+	preds := filepath.Join(dir, "p.jsonl")
+	writeFile(t, preds, `{"task_id": "hotpotqa/f1", "output": "Answer: Paris"}
+{"task_id": "hotpotqa/test-f2", "output": "Answer: no"}
+
+{"task_id": "medqa/f4", "output": "Answer: C"}
+{"task_id": "math_hard/test-f11", "output": "\\boxed{3/4}"}
+`)
+	scores := filepath.Join(dir, "s.jsonl")
+	out, err := run(t, "", "grade", "--tasks", fixtureTasks, "--predictions", preds, "--scores", scores)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"hotpotqa   2  EM        0.5000  0.5000  qa-exact-match@1", "math_hard  1  accuracy  1.0000  -       math-equivalence@1",
+		"medqa      1  accuracy  1.0000  -       choice-letter@1"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("missing %q in\n%s", want, out)
+		}
+	}
+	b, err := os.ReadFile(scores)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	var first struct {
+		TaskID string `json:"task_id"`
+		tasks.Score
+	}
+	if len(lines) != 4 || json.Unmarshal([]byte(lines[0]), &first) != nil || first.Grader != tasks.GraderQA || first.Prediction != "Paris" || first.Reward != 1 {
+		t.Fatalf("scores:\n%s", b)
+	}
+	writeFile(t, preds, `{"task_id": "hotpotqa/f1", "output": "x"}`+"\n"+`{"task_id": "nope", "output": "x"}`+"\n")
+	if _, err := run(t, "", "grade", "--tasks", fixtureTasks, "--predictions", preds); err == nil || !strings.Contains(err.Error(), `line 2: field "task_id": "nope" is in none of the task files`) {
+		t.Fatalf("unknown task: %v", err)
+	}
+	writeFile(t, preds, `{"task_id": "alfworld/valid_unseen/000003", "output": "x"}`+"\n")
+	if _, err := run(t, "", "grade", "--tasks", fixtureTasks, "--predictions", preds); err == nil || !strings.Contains(err.Error(), "own environment harness") {
+		t.Fatalf("environment task: %v", err)
+	}
+}
+
+func TestInitCopiesTaskFilesBySplit(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "r")
+	if _, err := run(t, "", "init", "--run", dir, "--tasks", fixtureTasks); err != nil {
+		t.Fatal(err)
+	}
+	train, err := tasks.ReadFile(filepath.Join(dir, "tasks", "train.arrow"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	test, err := tasks.ReadFile(filepath.Join(dir, "tasks", "test.arrow"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(train) != 5 || len(test) != 8 || train[0].ID != "aime_2026/f5" {
+		t.Fatalf("train %d test %d", len(train), len(test))
+	}
+	bad := filepath.Join(t.TempDir(), "bad.jsonl")
+	writeFile(t, bad, `{"answer": "A", "kind": "medqa", "options": ["A"], "prompt": "Q", "split": "validation", "task_id": "medqa/v1", "task_type": "medqa"}`+"\n")
+	if _, err := run(t, "", "init", "--run", filepath.Join(t.TempDir(), "r2"), "--tasks", bad); err == nil || !strings.Contains(err.Error(), `split "validation"`) {
+		t.Fatalf("%v", err)
+	}
+}
+
+// TestOpenAIRolloutKeepsTheKeySecret rolls out a step on the openai backend against a local
+// Chat Completions server and checks that the API key reaches the server and no file.
+func TestOpenAIRolloutKeepsTheKeySecret(t *testing.T) {
+	const key = "sk-rollout-secret-5f3a9c"
+	t.Setenv("EVOSTEER_TEST_API_KEY", key)
+	var authOK, calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		if r.Header.Get("Authorization") == "Bearer "+key {
+			authOK.Add(1)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"choices": [{"message": {"content": "The answer is below.\nAnswer: Paris"}, "finish_reason": "stop"}], "usage": {"prompt_tokens": 50, "completion_tokens": 9}}`))
+	}))
+	defer srv.Close()
+	py := os.Getenv("EVOSTEER_SANDBOX_PYTHON")
+	if py == "" {
+		py = "python3"
+	}
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "openai.yaml")
+	writeFile(t, cfg, "batch:\n  tasks: 2\n  current_rollouts: 1\n  reference_rollouts: 1\nexecutor:\n  backend: openai\n  openai:\n"+
+		"    base_url: "+srv.URL+"/v1\n    model: test-model\n    api_key_env: EVOSTEER_TEST_API_KEY\n    outage_seconds: 1\n"+
+		"tools:\n  python:\n    interpreter: "+py+"\n")
+	runDir := filepath.Join(dir, "run")
+	if _, err := run(t, "", "init", "--run", runDir, "--config", cfg, "--tasks", fixtureTasks); err != nil {
+		t.Fatal(err)
+	}
+	out, err := run(t, "", "rollout", "--run", runDir, "--step", "1")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if calls.Load() == 0 || authOK.Load() != calls.Load() {
+		t.Fatalf("%d calls, %d with the key", calls.Load(), authOK.Load())
+	}
+	q, err := run(t, "", "sql", "--run", runDir, "--format", "csv", "SELECT count(*) AS n, sum(CASE WHEN healthy THEN 1 ELSE 0 END) AS h FROM episodes")
+	if err != nil || !strings.Contains(q, "4,4") {
+		t.Fatalf("episodes: %v\n%s", err, q)
+	}
+	filepath.Walk(runDir, func(p string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			if b, _ := os.ReadFile(p); strings.Contains(string(b), key) {
+				t.Errorf("%s holds the API key", p)
+			}
+		}
+		return nil
+	})
+}

@@ -1,0 +1,296 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+)
+
+// Message is one chat message.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// ChatRequest is one Chat Completions call; the client adds the model.
+type ChatRequest struct {
+	Messages    []Message
+	MaxTokens   int64
+	Temperature float64
+	Seed        *int64   // sent when set (servers that take a per-call seed)
+	Stop        []string // stop strings; the server drops them from the text
+}
+
+// Usage is what a call consumed.
+type Usage struct {
+	PromptTokens     int64
+	CompletionTokens int64
+	Estimated        bool // the server reported no usage; both counts are estimates
+}
+
+// ChatResponse is the first choice of a completion.
+type ChatResponse struct {
+	Text         string
+	FinishReason string // "stop", "length", ...
+	StopReason   string // the stop string that ended the text, where the server says (vLLM)
+	Usage        Usage
+}
+
+// Truncated reports a reply cut at max_tokens.
+func (r ChatResponse) Truncated() bool { return r.FinishReason == "length" }
+
+// ClientConfig configures a Client.
+type ClientConfig struct {
+	BaseURL         string        // e.g. http://127.0.0.1:8000/v1; /chat/completions is appended
+	Model           string        // the served model name
+	APIKey          string        // sent as a bearer token when set; never logged
+	MaxConcurrency  int           // calls in flight at once, over every caller of the client
+	Timeout         time.Duration // one HTTP attempt
+	Outage          time.Duration // how long failures may last before a call gives up
+	BackoffInitial  time.Duration // first pause after a failure; it doubles
+	BackoffMax      time.Duration // longest pause
+	DisableThinking bool          // send chat_template_kwargs.enable_thinking=false (Qwen3 and the like)
+	Logger          *slog.Logger  // retries are logged here (nil: slog.Default())
+}
+
+// HTTPError is a server's error reply.
+type HTTPError struct {
+	Status  int
+	Message string
+}
+
+func (e *HTTPError) Error() string { return fmt.Sprintf("HTTP %d: %s", e.Status, e.Message) }
+
+// transient reports the replies worth retrying: server errors, and the two 4xx that mean
+// "later" (request timeout, rate limit). Every other 4xx is the request's fault.
+func (e *HTTPError) transient() bool {
+	return e.Status >= 500 || e.Status == http.StatusRequestTimeout || e.Status == http.StatusTooManyRequests
+}
+
+// ErrMalformed is a 2xx reply that is not a Chat Completions response; retrying cannot help.
+var ErrMalformed = errors.New("malformed chat completion response")
+
+// Client calls a Chat Completions endpoint; it is safe for concurrent use.
+type Client struct {
+	cfg   ClientConfig
+	url   string
+	http  *http.Client
+	slots chan struct{}
+	log   *slog.Logger
+}
+
+// NewClient checks the configuration and returns a client.
+func NewClient(cfg ClientConfig) (*Client, error) {
+	switch {
+	case !strings.HasPrefix(cfg.BaseURL, "http://") && !strings.HasPrefix(cfg.BaseURL, "https://"):
+		return nil, fmt.Errorf("openai: base URL %q must start with http:// or https://", cfg.BaseURL)
+	case cfg.Model == "":
+		return nil, errors.New("openai: no model name")
+	case cfg.MaxConcurrency < 1, cfg.Timeout <= 0, cfg.Outage < 0, cfg.BackoffInitial <= 0, cfg.BackoffMax < cfg.BackoffInitial:
+		return nil, fmt.Errorf("openai: concurrency %d, timeout %v, outage %v, backoff %v..%v out of range",
+			cfg.MaxConcurrency, cfg.Timeout, cfg.Outage, cfg.BackoffInitial, cfg.BackoffMax)
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 2*cfg.MaxConcurrency, cfg.MaxConcurrency
+	return &Client{cfg: cfg, url: strings.TrimRight(cfg.BaseURL, "/") + "/chat/completions",
+		http: &http.Client{Transport: tr}, slots: make(chan struct{}, cfg.MaxConcurrency), log: log}, nil
+}
+
+// APIKeyFromEnv reads the key from the named environment variable; an empty name means no key.
+// The error names the variable, never its value.
+func APIKeyFromEnv(name string) (string, error) {
+	if name == "" {
+		return "", nil
+	}
+	key, ok := os.LookupEnv(name)
+	if !ok || key == "" {
+		return "", fmt.Errorf("openai: the API key variable %s is not set", name)
+	}
+	return key, nil
+}
+
+// redact removes the API key from text that may echo it (server messages, transport errors).
+func (c *Client) redact(s string) string {
+	if c.cfg.APIKey == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, c.cfg.APIKey, "[redacted]")
+}
+
+type wireRequest struct {
+	Model              string          `json:"model"`
+	Messages           []Message       `json:"messages"`
+	MaxTokens          int64           `json:"max_tokens"`
+	Temperature        float64         `json:"temperature"`
+	Seed               *int64          `json:"seed,omitempty"`
+	Stop               []string        `json:"stop,omitempty"`
+	ChatTemplateKwargs map[string]bool `json:"chat_template_kwargs,omitempty"`
+}
+
+type wireResponse struct {
+	Choices []struct {
+		Message struct {
+			Content *string `json:"content"`
+		} `json:"message"`
+		FinishReason *string `json:"finish_reason"`
+		StopReason   any     `json:"stop_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens     *int64 `json:"prompt_tokens"`
+		CompletionTokens *int64 `json:"completion_tokens"`
+	} `json:"usage"`
+}
+
+// Chat makes one completion. Transient failures (connection errors, timeouts, 5xx, 408, 429)
+// are retried with exponential backoff until they have lasted longer than the outage
+// tolerance; other 4xx and malformed replies fail at once with the server's message.
+func (c *Client) Chat(ctx context.Context, req ChatRequest) (ChatResponse, error) {
+	wr := wireRequest{Model: c.cfg.Model, Messages: req.Messages, MaxTokens: req.MaxTokens, Temperature: req.Temperature,
+		Seed: req.Seed, Stop: req.Stop}
+	if c.cfg.DisableThinking {
+		wr.ChatTemplateKwargs = map[string]bool{"enable_thinking": false}
+	}
+	body, err := json.Marshal(wr)
+	if err != nil {
+		return ChatResponse{}, err
+	}
+	var first time.Time
+	pause := c.cfg.BackoffInitial
+	for attempt := 1; ; attempt++ {
+		resp, err := c.attempt(ctx, body)
+		if err == nil {
+			if resp.Usage.Estimated {
+				resp.Usage = estimateUsage(req.Messages, resp.Text)
+			}
+			return resp, nil
+		}
+		if ctx.Err() != nil {
+			return ChatResponse{}, fmt.Errorf("chat completion: %w", ctx.Err())
+		}
+		var he *HTTPError
+		if errors.Is(err, ErrMalformed) || errors.As(err, &he) && !he.transient() {
+			return ChatResponse{}, fmt.Errorf("chat completion: %s", c.redact(err.Error()))
+		}
+		now := time.Now()
+		if first.IsZero() {
+			first = now
+		}
+		if failing := now.Sub(first); failing >= c.cfg.Outage {
+			return ChatResponse{}, fmt.Errorf("chat completion: the server failed for %v after %d attempts (outage tolerance %v): %s",
+				failing.Round(time.Millisecond), attempt, c.cfg.Outage, c.redact(err.Error()))
+		}
+		wait := min(pause, c.cfg.Outage-now.Sub(first))
+		c.log.Warn("chat completion failed; retrying", "attempt", attempt, "pause", wait, "error", c.redact(err.Error()))
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ChatResponse{}, fmt.Errorf("chat completion: %w", ctx.Err())
+		}
+		pause = min(2*pause, c.cfg.BackoffMax)
+	}
+}
+
+// attempt is one HTTP exchange, holding a concurrency slot for its duration only.
+func (c *Client) attempt(ctx context.Context, body []byte) (ChatResponse, error) {
+	select {
+	case c.slots <- struct{}{}:
+		defer func() { <-c.slots }()
+	case <-ctx.Done():
+		return ChatResponse{}, ctx.Err()
+	}
+	actx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	hreq, err := http.NewRequestWithContext(actx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return ChatResponse{}, err
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	if c.cfg.APIKey != "" {
+		hreq.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
+	}
+	hresp, err := c.http.Do(hreq)
+	if err != nil {
+		return ChatResponse{}, err
+	}
+	defer hresp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(hresp.Body, 64<<20))
+	if err != nil {
+		return ChatResponse{}, err
+	}
+	if hresp.StatusCode < 200 || hresp.StatusCode > 299 {
+		return ChatResponse{}, &HTTPError{Status: hresp.StatusCode, Message: serverMessage(raw)}
+	}
+	var wr wireResponse
+	if err := json.Unmarshal(raw, &wr); err != nil {
+		return ChatResponse{}, fmt.Errorf("%w: %v: %.200q", ErrMalformed, err, raw)
+	}
+	if len(wr.Choices) == 0 || wr.Choices[0].FinishReason == nil {
+		return ChatResponse{}, fmt.Errorf("%w: no choice with a finish_reason: %.200q", ErrMalformed, raw)
+	}
+	ch := wr.Choices[0]
+	resp := ChatResponse{FinishReason: *ch.FinishReason}
+	if ch.Message.Content != nil {
+		resp.Text = *ch.Message.Content
+	}
+	if s, ok := ch.StopReason.(string); ok {
+		resp.StopReason = s
+	}
+	if u := wr.Usage; u != nil && u.PromptTokens != nil && u.CompletionTokens != nil {
+		resp.Usage = Usage{PromptTokens: *u.PromptTokens, CompletionTokens: *u.CompletionTokens}
+	} else {
+		resp.Usage.Estimated = true
+	}
+	return resp, nil
+}
+
+// serverMessage is the error message of an error body: OpenAI's {"error": {"message"}},
+// vLLM's {"message"}, or the raw text.
+func serverMessage(raw []byte) string {
+	var v struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+	}
+	if json.Unmarshal(raw, &v) == nil {
+		var nested struct {
+			Message string `json:"message"`
+		}
+		var flat string
+		switch {
+		case json.Unmarshal(v.Error, &nested) == nil && nested.Message != "":
+			return nested.Message
+		case json.Unmarshal(v.Error, &flat) == nil && flat != "":
+			return flat
+		case v.Message != "":
+			return v.Message
+		}
+	}
+	s := strings.TrimSpace(string(raw))
+	if len(s) > 500 {
+		s = s[:500] + "..."
+	}
+	return s
+}
+
+// estimateUsage counts about four characters a token, plus a few tokens of chat template per
+// message, for servers that report no usage.
+func estimateUsage(msgs []Message, text string) Usage {
+	in := int64(0)
+	for _, m := range msgs {
+		in += (int64(len(m.Content))+3)/4 + 4
+	}
+	return Usage{PromptTokens: in, CompletionTokens: (int64(len(text)) + 3) / 4, Estimated: true}
+}

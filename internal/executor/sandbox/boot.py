@@ -1,0 +1,113 @@
+# Sandbox bootstrap, run as `python -I -B -u -X utf8 -c BOOT CONFIG`: apply the limits and
+# confinement of CONFIG, report on fd 3, then run main.py of the working folder as __main__.
+import sys
+
+
+def _evosteer_confine(cfg):
+    import resource
+
+    for name, soft, hard in cfg["rlimits"]:
+        resource.setrlimit(getattr(resource, name), (soft, hard))
+    if cfg["landlock"]:
+        _evosteer_landlock(cfg["landlock"], cfg["read"])
+    _evosteer_block_sockets()
+
+
+def _evosteer_landlock(abi, read_paths):
+    import ctypes
+    import os
+    import struct
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    fs = (1 << 13) - 1  # every filesystem right of ABI 1
+    if abi >= 2:
+        fs |= 1 << 13  # REFER
+    if abi >= 3:
+        fs |= 1 << 14  # TRUNCATE
+    if abi >= 5:
+        fs |= 1 << 15  # IOCTL_DEV
+    if abi >= 6:  # deny TCP bind and connect; keep abstract sockets and signals inside
+        attr = struct.pack("=QQQ", fs, 3, 3)
+    elif abi >= 4:
+        attr = struct.pack("=QQ", fs, 3)
+    else:
+        attr = struct.pack("=Q", fs)
+    ruleset = libc.syscall(444, attr, ctypes.c_size_t(len(attr)), ctypes.c_uint32(0))
+    if ruleset < 0:
+        raise OSError(ctypes.get_errno(), "landlock_create_ruleset")
+    read = (1 << 0) | (1 << 2) | (1 << 3)  # EXECUTE, READ_FILE, READ_DIR
+    file_rights = (1 << 0) | (1 << 1) | (1 << 2) | (1 << 14) | (1 << 15)
+    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
+    rules = [(p, read) for p in sorted(prefixes | set(read_paths))]
+    rules.append((os.getcwd(), fs))
+    rules.append(("/dev/null", (1 << 1) | (1 << 2) | (1 << 14)))
+    for path, access in rules:
+        try:
+            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        except OSError:
+            continue
+        if not os.path.isdir(path):
+            access &= file_rights
+        rule = struct.pack("=Qi", access & fs, fd)
+        done = libc.syscall(445, ctypes.c_int(ruleset), ctypes.c_int(1), rule, ctypes.c_uint32(0))
+        os.close(fd)
+        if done < 0:
+            raise OSError(ctypes.get_errno(), "landlock_add_rule " + path)
+    if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+        raise OSError(ctypes.get_errno(), "PR_SET_NO_NEW_PRIVS")
+    if libc.syscall(446, ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
+        raise OSError(ctypes.get_errno(), "landlock_restrict_self")
+    os.close(ruleset)
+
+
+def _evosteer_block_sockets():
+    import _socket
+    import socket
+
+    blocked = {socket.AF_INET, socket.AF_INET6, getattr(socket, "AF_PACKET", -2)}
+
+    def refuse(*args, **kwargs):
+        raise PermissionError("network access is disabled in this sandbox")
+
+    class GuardedSocket(socket.socket):
+        def __init__(self, family=-1, type=-1, proto=-1, fileno=None):
+            if (socket.AF_INET if family == -1 and fileno is None else family) in blocked:
+                refuse()
+            super().__init__(family, type, proto, fileno)
+
+    socket.socket = _socket.socket = GuardedSocket
+    for name in ("getaddrinfo", "gethostbyname", "gethostbyname_ex", "gethostbyaddr", "create_connection", "create_server"):
+        setattr(socket, name, refuse)
+    _socket.getaddrinfo = refuse
+
+
+def _evosteer_main():
+    import json
+    import os
+
+    try:
+        _evosteer_confine(json.loads(sys.argv[1]))
+    except BaseException as error:
+        os.write(3, ("error: %s" % (error,)).encode("utf-8", "replace"))
+        os._exit(97)
+    os.write(3, b"ready")
+    os.close(3)
+    with open("main.py", encoding="utf-8") as handle:
+        source = handle.read()
+    sys.argv = ["main.py"]
+    scope = sys.modules["__main__"].__dict__
+    for name in ("_evosteer_confine", "_evosteer_landlock", "_evosteer_block_sockets", "_evosteer_main"):
+        scope.pop(name, None)
+    try:
+        exec(compile(source, "main.py", "exec"), scope)
+    except SystemExit:
+        raise
+    except BaseException as error:
+        import traceback
+
+        traceback.print_exception(type(error), error, error.__traceback__.tb_next)
+        sys.exit(1)
+
+
+_evosteer_main()

@@ -1,0 +1,484 @@
+package sandbox
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"crypto/rand"
+	"encoding/hex"
+)
+
+// Statuses of a run (reference text_tools.TOOL_STATUSES).
+const (
+	StatusSuccess   = "success"    // exit status 0
+	StatusFailed    = "failed"     // nonzero exit or a fatal signal
+	StatusTimeout   = "timeout"    // the wall or CPU limit was reached
+	StatusToolError = "tool_error" // the sandbox itself could not run the program
+)
+
+// nobody is the unprivileged user programs run as when the sandbox runs as root.
+const nobody = 65534
+
+// readPaths may be read (and executed) under Landlock besides the interpreter's own prefixes.
+var readPaths = []string{"/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/proc", "/sys", "/dev"}
+
+//go:embed boot.py
+var boot string
+
+// Limits bound one run.
+type Limits struct {
+	CPU       time.Duration // CPU time (RLIMIT_CPU, whole seconds, rounded up)
+	Wall      time.Duration // wall time, after which the process group is killed
+	Memory    int64         // address space in bytes (RLIMIT_AS)
+	FileSize  int64         // largest file the program may write, in bytes (RLIMIT_FSIZE)
+	OpenFiles int           // open file descriptors (RLIMIT_NOFILE)
+	Processes int           // processes and threads the program may add (RLIMIT_NPROC)
+}
+
+func (l Limits) check() error {
+	switch {
+	case l.CPU < time.Second, l.Wall <= 0:
+		return fmt.Errorf("limits: cpu %v must be >= 1s and wall %v > 0", l.CPU, l.Wall)
+	case l.Memory < 64<<20:
+		return fmt.Errorf("limits: memory %d bytes is below 64 MiB, too small for the interpreter", l.Memory)
+	case l.FileSize < 1, l.OpenFiles < 16, l.Processes < 1:
+		return fmt.Errorf("limits: file size %d, open files %d (>= 16), processes %d must be positive", l.FileSize, l.OpenFiles, l.Processes)
+	}
+	return nil
+}
+
+// Layers names the isolation layers; in Config it switches layers off.
+type Layers struct {
+	Namespaces bool // fresh network and PID namespaces
+	DropUser   bool // run as nobody when the sandbox runs as root
+	Landlock   bool // Landlock filesystem and TCP confinement
+}
+
+// Config configures a Sandbox.
+type Config struct {
+	Interpreter string // python executable, a path or a name looked up in PATH
+	Limits      Limits // defaults of Run
+	Concurrency int    // runs at once; further runs wait
+	TempDir     string // parent of the per-run folders; "" is os.TempDir()
+	Disable     Layers // layers not to use even where the host supports them (tests of the fallbacks)
+}
+
+// Isolation says which layers a Sandbox uses.
+type Isolation struct {
+	Namespaces   bool // network and PID namespaces
+	UID          int  // the user programs run as
+	Landlock     int  // Landlock ABI in use; 0 = none
+	ProcessLimit bool // RLIMIT_NPROC holds (it does not bind root)
+}
+
+func (i Isolation) String() string {
+	return fmt.Sprintf("namespaces=%t uid=%d landlock=%d process_limit=%t", i.Namespaces, i.UID, i.Landlock, i.ProcessLimit)
+}
+
+// Sandbox runs programs; it is safe for concurrent use.
+type Sandbox struct {
+	python string
+	limits Limits
+	tmp    string
+	slots  chan struct{}
+	iso    Isolation
+	clone  uintptr
+	userns bool // the namespaces include a user namespace (not root)
+}
+
+// New checks the interpreter and probes which isolation layers the host allows.
+func New(cfg Config) (*Sandbox, error) {
+	if err := cfg.Limits.check(); err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	if cfg.Concurrency < 1 {
+		return nil, fmt.Errorf("sandbox: concurrency %d must be >= 1", cfg.Concurrency)
+	}
+	python, err := exec.LookPath(cfg.Interpreter)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: interpreter %q: %w", cfg.Interpreter, err)
+	}
+	if python, err = filepath.Abs(python); err != nil {
+		return nil, fmt.Errorf("sandbox: interpreter %q: %w", cfg.Interpreter, err)
+	}
+	tmp := cfg.TempDir
+	if tmp == "" {
+		tmp = os.TempDir()
+	}
+	s := &Sandbox{python: python, limits: cfg.Limits, tmp: tmp, slots: make(chan struct{}, cfg.Concurrency)}
+	s.iso.UID = os.Getuid()
+	if out, err := s.probe(`import sys; print(sys.version_info[0])`); err != nil || out != "3" {
+		return nil, fmt.Errorf("sandbox: interpreter %s does not run Python 3: %v %q", python, err, out)
+	}
+	if !cfg.Disable.Namespaces {
+		s.clone = syscall.CLONE_NEWNET | syscall.CLONE_NEWPID
+		s.userns = os.Geteuid() != 0
+		if s.userns {
+			s.clone |= syscall.CLONE_NEWUSER
+		}
+		if _, err := s.probe(`pass`); err == nil {
+			s.iso.Namespaces = true
+		} else {
+			s.clone, s.userns = 0, false
+		}
+	}
+	if !cfg.Disable.DropUser && os.Geteuid() == 0 {
+		s.iso.UID = nobody
+		if out, err := s.probe(`import os; print(os.getuid())`); err != nil || out != strconv.Itoa(nobody) {
+			s.iso.UID = 0 // the interpreter is not reachable by nobody (e.g. under /root)
+		}
+	}
+	s.iso.ProcessLimit = s.iso.UID != 0
+	if !cfg.Disable.Landlock {
+		out, err := s.probe(`import ctypes; l = ctypes.CDLL(None, use_errno=True); l.syscall.restype = ctypes.c_long; print(max(0, l.syscall(444, None, ctypes.c_size_t(0), ctypes.c_uint32(1))))`)
+		if err == nil {
+			s.iso.Landlock, _ = strconv.Atoi(out)
+		}
+	}
+	return s, nil
+}
+
+// Isolation reports the layers in use.
+func (s *Sandbox) Isolation() Isolation { return s.iso }
+
+// Limits returns the default limits of Run.
+func (s *Sandbox) Limits() Limits { return s.limits }
+
+// attr is the process setup of every child: its own process group, killed with the parent,
+// in the probed namespaces, as the probed user.
+func (s *Sandbox) attr() *syscall.SysProcAttr {
+	a := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Cloneflags: s.clone}
+	if s.userns {
+		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
+		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+	}
+	if s.iso.UID == nobody && os.Getuid() == 0 {
+		a.Credential = &syscall.Credential{Uid: nobody, Gid: nobody, Groups: []uint32{}}
+	}
+	return a
+}
+
+// probe runs a one-line program with the current setup and returns its trimmed output.
+func (s *Sandbox) probe(code string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, s.python, "-I", "-c", code)
+	cmd.Dir = "/"
+	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
+	cmd.SysProcAttr = s.attr()
+	out, err := cmd.Output()
+	return strings.TrimSpace(string(out)), err
+}
+
+// Result is the outcome of one run.
+type Result struct {
+	ID         string        // the run's id, carried by each of its processes (environment and arguments)
+	Status     string        // success | failed | timeout | tool_error
+	ExitCode   int           // exit status, or minus the signal that ended the process
+	Stdout     string        // what the program printed (head and tail of very long output)
+	Stderr     string        // what it printed to standard error (same bound)
+	Wall       time.Duration // wall time of the run, queueing excluded
+	CPU        time.Duration // CPU time of the program's main process
+	TimedOut   bool          // the wall limit ended it
+	CPULimited bool          // the CPU limit ended it
+	Contained  bool          // no process of the run outlived it
+	Error      string        // why the sandbox could not run the program (tool_error)
+}
+
+// Text is what an agent sees of a run: its output (standard error after standard output), or
+// "(no output)", and a closing note for a timeout, a failure or a sandbox error.
+func (r Result) Text(wallLimit time.Duration) string {
+	text := r.Stdout
+	if r.Stderr != "" {
+		if text != "" && !strings.HasSuffix(text, "\n") {
+			text += "\n"
+		}
+		text += r.Stderr
+	}
+	if strings.TrimSpace(text) == "" {
+		text = "(no output)"
+	}
+	var note string
+	switch r.Status {
+	case StatusTimeout:
+		note = fmt.Sprintf("[stopped: the %d s time limit was reached]", int(math.Ceil(wallLimit.Seconds())))
+	case StatusFailed:
+		note = fmt.Sprintf("[exit status %d]", r.ExitCode)
+	case StatusToolError:
+		note = "[sandbox error: " + r.Error + "]"
+	}
+	if note != "" {
+		text = strings.TrimRight(text, " \t\r\n") + "\n" + note
+	}
+	return text
+}
+
+// Run runs code as main.py with the sandbox's default limits.
+func (s *Sandbox) Run(ctx context.Context, code string) Result {
+	return s.RunWith(ctx, code, s.limits)
+}
+
+// RunWith runs code as main.py in a fresh interpreter under lim. It waits for a free slot
+// first; a cancelled context ends the run as a tool_error.
+func (s *Sandbox) RunWith(ctx context.Context, code string, lim Limits) Result {
+	id := newID()
+	if err := lim.check(); err != nil {
+		return Result{ID: id, Status: StatusToolError, Error: err.Error(), Contained: true}
+	}
+	select {
+	case s.slots <- struct{}{}:
+		defer func() { <-s.slots }()
+	case <-ctx.Done():
+		return Result{ID: id, Status: StatusToolError, Error: "cancelled while waiting: " + ctx.Err().Error(), Contained: true}
+	}
+	began := time.Now()
+	res := s.run(ctx, id, code, lim)
+	res.Wall = time.Since(began)
+	return res
+}
+
+func newID() string {
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand does not fail on Linux
+	}
+	return hex.EncodeToString(b[:])
+}
+
+func (s *Sandbox) run(ctx context.Context, id, code string, lim Limits) Result {
+	res := Result{ID: id, Contained: true}
+	fail := func(format string, args ...any) Result {
+		res.Status, res.Error = StatusToolError, fmt.Sprintf(format, args...)
+		return res
+	}
+	dir, err := os.MkdirTemp(s.tmp, "evosteer-python-")
+	if err != nil {
+		return fail("temporary folder: %v", err)
+	}
+	defer os.RemoveAll(dir)
+	if err := os.WriteFile(filepath.Join(dir, "main.py"), []byte(code), 0o444); err != nil {
+		return fail("write main.py: %v", err)
+	}
+	if s.iso.UID == nobody && os.Getuid() == 0 {
+		if err := os.Chown(dir, nobody, nobody); err != nil {
+			return fail("temporary folder: %v", err)
+		}
+	}
+	cfg, err := s.bootConfig(id, lim)
+	if err != nil {
+		return fail("%v", err)
+	}
+	cmd := exec.Command(s.python, "-I", "-B", "-u", "-X", "utf8", "-c", boot, cfg)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + dir, "TMPDIR=" + dir, "LANG=C.UTF-8",
+		"OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1", "MKL_NUM_THREADS=1", "EVOSTEER_SANDBOX_RUN=" + id}
+	cmd.SysProcAttr = s.attr()
+	pipes, err := newPipes(3)
+	if err != nil {
+		return fail("pipes: %v", err)
+	}
+	defer pipes.closeReaders()
+	cmd.Stdout, cmd.Stderr, cmd.ExtraFiles = pipes.w[0], pipes.w[1], []*os.File{pipes.w[2]}
+	if err := cmd.Start(); err != nil {
+		pipes.closeWriters()
+		return fail("start %s: %v", s.python, err)
+	}
+	pipes.closeWriters()
+	outputs := pipes.collect()
+
+	pid := cmd.Process.Pid
+	var timedOut, cancelled atomic.Bool
+	kill := func() { _ = syscall.Kill(-pid, syscall.SIGKILL) }
+	timer := time.AfterFunc(lim.Wall, func() { timedOut.Store(true); kill() })
+	stop := context.AfterFunc(ctx, func() { cancelled.Store(true); kill() })
+	werr := cmd.Wait()
+	timer.Stop()
+	stop()
+	kill() // background processes of the group die with the call
+	if !s.iso.Namespaces {
+		res.Contained = sweep(id)
+	}
+	texts := outputs.wait(2 * time.Second)
+	res.Stdout, res.Stderr = texts[0], texts[1]
+	handshake := texts[2]
+
+	ps := cmd.ProcessState
+	if ps == nil {
+		return fail("wait: %v", werr)
+	}
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+		res.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	ws := ps.Sys().(syscall.WaitStatus)
+	res.ExitCode = ws.ExitStatus()
+	if ws.Signaled() {
+		res.ExitCode = -int(ws.Signal())
+	}
+	cpuLimit := time.Duration(math.Ceil(lim.CPU.Seconds())) * time.Second
+	switch {
+	case cancelled.Load():
+		return fail("cancelled: %v", ctx.Err())
+	case handshake != "ready" && !timedOut.Load():
+		reason := strings.TrimPrefix(handshake, "error: ")
+		if reason == "" {
+			reason = fmt.Sprintf("the interpreter exited with status %d before the program started: %s", res.ExitCode, lastLine(res.Stderr))
+		}
+		return fail("setup: %s", reason)
+	case timedOut.Load():
+		res.Status, res.TimedOut = StatusTimeout, true
+	case ws.Signaled() && (ws.Signal() == syscall.SIGXCPU || ws.Signal() == syscall.SIGKILL && res.CPU >= cpuLimit-250*time.Millisecond):
+		res.Status, res.CPULimited = StatusTimeout, true
+	case res.ExitCode == 0:
+		res.Status = StatusSuccess
+	default:
+		res.Status = StatusFailed
+	}
+	return res
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
+
+// bootConfig is the bootstrap's argument: the limits and the confinement of one run.
+func (s *Sandbox) bootConfig(id string, lim Limits) (string, error) {
+	procs := int64(lim.Processes)
+	if s.iso.UID != nobody && s.iso.UID != 0 {
+		// RLIMIT_NPROC counts every task of the user, so the program gets Processes more.
+		procs += int64(countTasks(s.iso.UID))
+	}
+	cpu := int64(math.Ceil(lim.CPU.Seconds()))
+	cfg := map[string]any{
+		"run": id,
+		"rlimits": [][3]any{
+			{"RLIMIT_CPU", cpu, cpu + 1}, // SIGXCPU first, SIGKILL a second later
+			{"RLIMIT_AS", lim.Memory, lim.Memory},
+			{"RLIMIT_FSIZE", lim.FileSize, lim.FileSize},
+			{"RLIMIT_NOFILE", lim.OpenFiles, lim.OpenFiles},
+			{"RLIMIT_NPROC", procs, procs},
+			{"RLIMIT_CORE", 0, 0},
+		},
+		"landlock": s.iso.Landlock,
+		"read":     readPaths,
+	}
+	b, err := json.Marshal(cfg)
+	return string(b), err
+}
+
+// pipes are the child's standard output, standard error and handshake channel.
+type pipes struct{ r, w []*os.File }
+
+func newPipes(n int) (*pipes, error) {
+	p := &pipes{}
+	for i := 0; i < n; i++ {
+		r, w, err := os.Pipe()
+		if err != nil {
+			p.closeReaders()
+			p.closeWriters()
+			return nil, err
+		}
+		p.r, p.w = append(p.r, r), append(p.w, w)
+	}
+	return p, nil
+}
+
+func (p *pipes) closeWriters() {
+	for _, w := range p.w {
+		w.Close()
+	}
+}
+
+func (p *pipes) closeReaders() {
+	for _, r := range p.r {
+		r.Close()
+	}
+}
+
+// captureBytes bounds what is kept of each stream: its head and its tail.
+const captureBytes = 1 << 20
+
+type collected struct {
+	p    *pipes
+	wg   sync.WaitGroup
+	bufs []*headTail
+}
+
+// collect reads every pipe until its writers are gone.
+func (p *pipes) collect() *collected {
+	c := &collected{p: p}
+	for _, r := range p.r {
+		b := &headTail{limit: captureBytes}
+		c.bufs = append(c.bufs, b)
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			_, _ = io.Copy(b, r)
+		}()
+	}
+	return c
+}
+
+// wait waits for the readers, at most grace: a process that escaped the call may hold a pipe.
+func (c *collected) wait(grace time.Duration) []string {
+	done := make(chan struct{})
+	go func() { c.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(grace):
+		for _, r := range c.p.r {
+			_ = r.SetReadDeadline(time.Now())
+		}
+		<-done
+	}
+	out := make([]string, len(c.bufs))
+	for i, b := range c.bufs {
+		out[i] = b.String()
+	}
+	return out
+}
+
+// headTail keeps the first and the last limit bytes written to it.
+type headTail struct {
+	limit   int
+	head    []byte
+	tail    []byte
+	dropped int64
+}
+
+func (h *headTail) Write(p []byte) (int, error) {
+	n := len(p)
+	if room := h.limit - len(h.head); room > 0 {
+		k := min(room, len(p))
+		h.head = append(h.head, p[:k]...)
+		p = p[k:]
+	}
+	if len(p) > 0 {
+		h.tail = append(h.tail, p...)
+		if over := len(h.tail) - h.limit; over > 0 {
+			h.dropped += int64(over)
+			h.tail = append(h.tail[:0], h.tail[over:]...)
+		}
+	}
+	return n, nil
+}
+
+func (h *headTail) String() string {
+	if h.dropped == 0 {
+		return string(h.head) + string(h.tail)
+	}
+	return string(h.head) + fmt.Sprintf("\n[... %d bytes omitted ...]\n", h.dropped) + string(h.tail)
+}

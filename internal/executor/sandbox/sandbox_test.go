@@ -1,0 +1,331 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// testPython is the interpreter of the tests: EVOSTEER_SANDBOX_PYTHON (CI points it at
+// Debian's /usr/bin/python3, which the unprivileged user can run), else python3.
+func testPython() string {
+	if p := os.Getenv("EVOSTEER_SANDBOX_PYTHON"); p != "" {
+		return p
+	}
+	return "python3"
+}
+
+// testLimits are generous in wall time (the test machine may be loaded) and small elsewhere.
+var testLimits = Limits{CPU: 5 * time.Second, Wall: 60 * time.Second, Memory: 512 << 20, FileSize: 1 << 20, OpenFiles: 64, Processes: 32}
+
+func newSandbox(t *testing.T, disable Layers) *Sandbox {
+	t.Helper()
+	s, err := New(Config{Interpreter: testPython(), Limits: testLimits, Concurrency: 2, Disable: disable})
+	if err != nil {
+		t.Skipf("no usable python interpreter: %v", err)
+	}
+	t.Logf("isolation: %v", s.Isolation())
+	return s
+}
+
+// modes are the full isolation of the host and the fallback without kernel confinement.
+func modes(t *testing.T) map[string]*Sandbox {
+	return map[string]*Sandbox{
+		"full":     newSandbox(t, Layers{}),
+		"fallback": newSandbox(t, Layers{Namespaces: true, Landlock: true}),
+	}
+}
+
+// assertGone checks that no process of a run is alive.
+func assertGone(t *testing.T, res Result) {
+	t.Helper()
+	pids, err := findRun(res.ID)
+	if err != nil {
+		t.Skipf("cannot check processes: %v", err)
+	}
+	if len(pids) > 0 || !res.Contained {
+		t.Fatalf("run %s left processes %v (contained=%t)", res.ID, pids, res.Contained)
+	}
+}
+
+func TestSuccessOutputAndStatuses(t *testing.T) {
+	for name, s := range modes(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			res := s.Run(ctx, "import sys\nprint(6 * 7)\nprint('warn', file=sys.stderr)")
+			if res.Status != StatusSuccess || res.Stdout != "42\n" || res.Stderr != "warn\n" || res.ExitCode != 0 {
+				t.Fatalf("%+v", res)
+			}
+			if got := res.Text(15 * time.Second); got != "42\nwarn\n" {
+				t.Fatalf("text %q", got)
+			}
+			res = s.Run(ctx, "raise ValueError('boom')")
+			if res.Status != StatusFailed || res.ExitCode != 1 || !strings.Contains(res.Stderr, "ValueError: boom") ||
+				strings.Contains(res.Stderr, "_evosteer") {
+				t.Fatalf("%+v", res)
+			}
+			if !strings.HasSuffix(res.Text(15*time.Second), "ValueError: boom\n[exit status 1]") {
+				t.Fatalf("text %q", res.Text(15*time.Second))
+			}
+			res = s.Run(ctx, "def broken(:\n")
+			if res.Status != StatusFailed || !strings.Contains(res.Stderr, "SyntaxError") {
+				t.Fatalf("%+v", res)
+			}
+			if res := s.Run(ctx, "import sys; sys.exit(3)"); res.Status != StatusFailed || res.ExitCode != 3 {
+				t.Fatalf("%+v", res)
+			}
+			if res := s.Run(ctx, "pass"); res.Text(time.Second) != "(no output)" {
+				t.Fatalf("%q", res.Text(time.Second))
+			}
+			// The program runs in its own folder, with nothing of the caller's environment.
+			res = s.Run(ctx, "import os\nprint(os.getcwd() == os.environ['HOME'] == os.environ['TMPDIR'])\nprint('PYTHONPATH' in os.environ)")
+			if res.Stdout != "True\nFalse\n" {
+				t.Fatalf("%+v", res)
+			}
+		})
+	}
+}
+
+func TestInfiniteLoopIsStoppedByTheCPULimit(t *testing.T) {
+	for name, s := range modes(t) {
+		t.Run(name, func(t *testing.T) {
+			lim := testLimits
+			lim.CPU = 1 * time.Second
+			res := s.RunWith(context.Background(), "while True:\n    pass\n", lim)
+			if res.Status != StatusTimeout || !res.CPULimited || res.TimedOut {
+				t.Fatalf("%+v", res)
+			}
+			assertGone(t, res)
+			if !strings.Contains(res.Text(15*time.Second), "[stopped: the 15 s time limit was reached]") {
+				t.Fatalf("text %q", res.Text(15*time.Second))
+			}
+		})
+	}
+}
+
+func TestSleeperIsKilledAtTheWallLimit(t *testing.T) {
+	for name, s := range modes(t) {
+		t.Run(name, func(t *testing.T) {
+			lim := testLimits
+			lim.Wall = 5 * time.Second
+			began := time.Now()
+			res := s.RunWith(context.Background(), "import subprocess, time\nsubprocess.Popen(['sleep', '300'])\nprint('started', flush=True)\ntime.sleep(300)\n", lim)
+			if res.Status != StatusTimeout || !res.TimedOut || res.Stdout != "started\n" {
+				t.Fatalf("%+v", res)
+			}
+			if d := time.Since(began); d > 30*time.Second {
+				t.Fatalf("took %v", d)
+			}
+			assertGone(t, res)
+		})
+	}
+}
+
+func TestBackgroundProcessesDieWithTheCall(t *testing.T) {
+	// A double fork with setsid leaves the process group; it must die with the call all the same.
+	code := `import os, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        time.sleep(300)
+    os._exit(0)
+if os.fork() == 0:
+    time.sleep(300)
+print('parent done')
+`
+	for name, s := range modes(t) {
+		t.Run(name, func(t *testing.T) {
+			res := s.Run(context.Background(), code)
+			if res.Status != StatusSuccess || res.Stdout != "parent done\n" {
+				t.Fatalf("%+v", res)
+			}
+			assertGone(t, res)
+		})
+	}
+}
+
+func TestForkBombIsContained(t *testing.T) {
+	s := newSandbox(t, Layers{})
+	if !s.Isolation().ProcessLimit {
+		t.Skipf("the process limit does not bind here (programs run as root: the interpreter %s is not reachable by nobody); set EVOSTEER_SANDBOX_PYTHON=/usr/bin/python3", testPython())
+	}
+	lim := testLimits
+	lim.Wall = 5 * time.Second
+	code := `import os, time
+refused = 0
+while True:
+    try:
+        os.fork()
+    except OSError:
+        refused += 1
+        if refused % 50 == 0:
+            print('fork refused', flush=True)
+        time.sleep(0.01)
+`
+	res := s.RunWith(context.Background(), code, lim)
+	if res.Status != StatusTimeout || !res.TimedOut || !strings.Contains(res.Stdout, "fork refused") {
+		t.Fatalf("%+v", res)
+	}
+	assertGone(t, res)
+}
+
+func TestMemoryBombIsRefused(t *testing.T) {
+	for name, s := range modes(t) {
+		t.Run(name, func(t *testing.T) {
+			for _, code := range []string{
+				"x = bytearray(8 << 30)\n",
+				"chunks = []\nwhile True:\n    chunks.append(bytearray(32 << 20))\n",
+			} {
+				res := s.Run(context.Background(), code)
+				if res.Status != StatusFailed || !strings.Contains(res.Stderr, "MemoryError") {
+					t.Fatalf("%q: %+v", code, res)
+				}
+				assertGone(t, res)
+			}
+		})
+	}
+}
+
+func TestNetworkIsUnreachable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan struct{}, 8)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- struct{}{}
+			c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	// The Python-level attempt meets the socket blocking of every mode.
+	python := fmt.Sprintf("import socket\nsocket.create_connection(('127.0.0.1', %d), timeout=5)\nprint('connected')\n", port)
+	// A direct libc connect bypasses Python; only the kernel layers (a network namespace or
+	// Landlock's TCP rules) stop it.
+	libc := fmt.Sprintf(`import ctypes, socket, struct
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.socket(socket.AF_INET, socket.SOCK_STREAM, 0)
+assert fd >= 0, ctypes.get_errno()
+addr = struct.pack('=HH4s8x', socket.AF_INET, socket.htons(%d), bytes([127, 0, 0, 1]))
+rc = libc.connect(fd, addr, len(addr))
+assert rc == 0, 'connect failed, errno %%d' %% ctypes.get_errno()
+print('connected')
+`, port)
+	for name, s := range modes(t) {
+		t.Run(name, func(t *testing.T) {
+			res := s.Run(context.Background(), python)
+			if res.Status != StatusFailed || strings.Contains(res.Stdout, "connected") || !strings.Contains(res.Stderr, "network access is disabled") {
+				t.Fatalf("%+v", res)
+			}
+			if iso := s.Isolation(); iso.Namespaces || iso.Landlock >= 4 {
+				res = s.Run(context.Background(), libc)
+				if res.Status != StatusFailed || strings.Contains(res.Stdout, "connected") || !strings.Contains(res.Stderr, "connect failed") {
+					t.Fatalf("libc connect: %+v", res)
+				}
+			}
+			select {
+			case <-accepted:
+				t.Fatal("the listener accepted a connection from the sandbox")
+			case <-time.After(100 * time.Millisecond):
+			}
+		})
+	}
+	if s := newSandbox(t, Layers{}); !s.Isolation().Namespaces && s.Isolation().Landlock < 4 {
+		t.Log("neither namespaces nor Landlock TCP rules on this host: only Python-level blocking was tested")
+	}
+}
+
+func TestWritesOutsideTheTemporaryFolderAreRefused(t *testing.T) {
+	// A world-writable folder: only confinement, not file permissions, keeps the program out.
+	target, err := os.MkdirTemp("", "evosteer-escape-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(target)
+	if err := os.Chmod(target, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	escape := filepath.Join(target, "escaped.txt")
+	code := fmt.Sprintf("open(%q, 'w').write('x')\nprint('wrote')\n", escape)
+	local := "open('inside.txt', 'w').write('ok')\nprint(open('inside.txt').read())\n"
+	s := newSandbox(t, Layers{})
+	if s.Isolation().Landlock == 0 {
+		t.Skip("Landlock is unavailable: writes outside the temporary folder are limited only by file permissions")
+	}
+	if res := s.Run(context.Background(), local); res.Status != StatusSuccess || res.Stdout != "ok\n" {
+		t.Fatalf("write inside: %+v", res)
+	}
+	res := s.Run(context.Background(), code)
+	if res.Status != StatusFailed || !strings.Contains(res.Stderr, "PermissionError") {
+		t.Fatalf("%+v", res)
+	}
+	if _, err := os.Stat(escape); !os.IsNotExist(err) {
+		t.Fatalf("the file outside was written: %v", err)
+	}
+	// Reading outside the system paths is refused too (the task files, the run folder).
+	secret := filepath.Join(target, "secret.txt")
+	if err := os.WriteFile(secret, []byte("gold"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if res := s.Run(context.Background(), fmt.Sprintf("print(open(%q).read())", secret)); res.Status != StatusFailed || strings.Contains(res.Stdout, "gold") {
+		t.Fatalf("read outside: %+v", res)
+	}
+}
+
+func TestFileSizeLimit(t *testing.T) {
+	s := newSandbox(t, Layers{})
+	res := s.Run(context.Background(), "f = open('big.bin', 'wb')\nf.write(b'x' * (4 << 20))\nf.close()\n")
+	if res.Status != StatusFailed || !strings.Contains(res.Stderr, "File too large") && res.ExitCode != -25 {
+		t.Fatalf("%+v", res)
+	}
+}
+
+func TestOpenFileLimit(t *testing.T) {
+	s := newSandbox(t, Layers{})
+	res := s.Run(context.Background(), "fs = [open('f%d' % i, 'w') for i in range(200)]\n")
+	if res.Status != StatusFailed || !strings.Contains(res.Stderr, "Too many open files") {
+		t.Fatalf("%+v", res)
+	}
+}
+
+func TestCancelledContextIsAToolError(t *testing.T) {
+	s := newSandbox(t, Layers{})
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	res := s.Run(ctx, "import time\ntime.sleep(300)\n")
+	if res.Status != StatusToolError || !strings.Contains(res.Error, "cancelled") {
+		t.Fatalf("%+v", res)
+	}
+	assertGone(t, res)
+}
+
+func TestMissingInterpreterFailsAtNew(t *testing.T) {
+	_, err := New(Config{Interpreter: "/nonexistent/python3", Limits: testLimits, Concurrency: 1})
+	if err == nil || !strings.Contains(err.Error(), "/nonexistent/python3") {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := New(Config{Interpreter: testPython(), Limits: Limits{}, Concurrency: 1}); err == nil {
+		t.Fatal("zero limits accepted")
+	}
+}
+
+func TestOutputIsBoundedHeadAndTail(t *testing.T) {
+	h := &headTail{limit: 4}
+	for _, s := range []string{"ab", "cdef", "ghij", "kl"} {
+		h.Write([]byte(s))
+	}
+	if got := h.String(); got != "abcd\n[... 4 bytes omitted ...]\nijkl" {
+		t.Fatalf("%q", got)
+	}
+}
