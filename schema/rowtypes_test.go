@@ -19,6 +19,9 @@ func TestRowTypesBindToTheirTables(t *testing.T) {
 		{Pairs, func() error { _, err := Build(Pairs, []PairRow{{}}); return err }},
 		{Tasks, func() error { _, err := Build(Tasks, []TaskRow{{}}); return err }},
 		{SimTruth, func() error { _, err := Build(SimTruth, []SimTruthRow{{}}); return err }},
+		{Ledger, func() error { _, err := Build(Ledger, []LedgerRow{{}}); return err }},
+		{Skills, func() error { _, err := Build(Skills, []SkillRow{{}}); return err }},
+		{Proposals, func() error { _, err := Build(Proposals, []ProposalRow{{}}); return err }},
 	} {
 		if err := c.build(); err != nil {
 			t.Errorf("%s: %v", c.table.Name, err)
