@@ -50,3 +50,20 @@ func SpendLevel(alpha float64, j, l int) float64 {
 	jf, lf := float64(j), float64(l)
 	return alpha / (jf * (jf + 1) * lf * (lf + 1))
 }
+
+// ClopperPearson returns exact one-sided confidence bounds for a binomial proportion after x
+// successes in n trials: lo is the conf-level lower bound, hi the conf-level upper bound
+// (lo = 0 when x = 0, hi = 1 when x = n). Tests of error rates use hi.
+func ClopperPearson(x, n int, conf float64) (lo, hi float64) {
+	if n < 1 || x < 0 || x > n || !(conf > 0 && conf < 1) {
+		panic(fmt.Sprintf("stats: ClopperPearson(%d, %d, %g): bad argument", x, n, conf))
+	}
+	lo, hi = 0, 1
+	if x > 0 {
+		lo = mathext.InvRegIncBeta(float64(x), float64(n-x+1), 1-conf)
+	}
+	if x < n {
+		hi = mathext.InvRegIncBeta(float64(x+1), float64(n-x), conf)
+	}
+	return lo, hi
+}

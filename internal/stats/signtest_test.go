@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/big"
 	"testing"
+
+	"gonum.org/v1/gonum/mathext"
 )
 
 // exactTails returns P(Bin(n, ½) ≥ k) for k = 0..n+1 and P(Bin(n, ½) = k) for k = 0..n, summed
@@ -149,5 +151,33 @@ func TestSpendLevelRectangleSum(t *testing.T) {
 	}
 	if got := SpendLevel(alpha, 1, 1); got != alpha/4 {
 		t.Errorf("level(1,1) = %g, want α/4", got)
+	}
+}
+
+func TestClopperPearson(t *testing.T) {
+	const conf = 0.95
+	// Closed forms at the edges.
+	lo, hi := ClopperPearson(0, 1000, conf)
+	if want := 1 - math.Pow(1-conf, 1.0/1000); lo != 0 || math.Abs(hi-want) > 1e-12 {
+		t.Errorf("x=0: (%g, %g), want (0, %g)", lo, hi, want)
+	}
+	lo, hi = ClopperPearson(20, 20, conf)
+	if want := math.Pow(1-conf, 1.0/20); hi != 1 || math.Abs(lo-want) > 1e-12 {
+		t.Errorf("x=n: (%g, %g), want (%g, 1)", lo, hi, want)
+	}
+	// Inside: the bounds are where the binomial tails equal 1 − conf:
+	// P(Bin(n, hi) ≤ x) = I_{1−hi}(n−x, x+1) and P(Bin(n, lo) ≥ x) = I_lo(x, n−x+1).
+	for _, c := range [][2]int{{1, 10}, {12, 1000}, {500, 1000}, {999, 1000}} {
+		x, n := c[0], c[1]
+		lo, hi := ClopperPearson(x, n, conf)
+		if !(lo < float64(x)/float64(n) && float64(x)/float64(n) < hi) {
+			t.Errorf("x=%d n=%d: bounds (%g, %g) do not bracket %g", x, n, lo, hi, float64(x)/float64(n))
+		}
+		if got := mathext.RegIncBeta(float64(n-x), float64(x+1), 1-hi); math.Abs(got-(1-conf)) > 1e-9 {
+			t.Errorf("x=%d n=%d: P(Bin(n, hi) ≤ x) = %g", x, n, got)
+		}
+		if got := mathext.RegIncBeta(float64(x), float64(n-x+1), lo); math.Abs(got-(1-conf)) > 1e-9 {
+			t.Errorf("x=%d n=%d: P(Bin(n, lo) ≥ x) = %g", x, n, got)
+		}
 	}
 }
