@@ -197,3 +197,14 @@ func TestInitRemovesFolderWhenPopulateFails(t *testing.T) {
 		t.Fatal("half-initialised run folder left behind")
 	}
 }
+
+func TestExisting(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a")
+	if err := os.WriteFile(a, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := Existing([]string{filepath.Join(dir, "missing"), a}); len(got) != 1 || got[0] != a {
+		t.Errorf("Existing = %v", got)
+	}
+}
