@@ -22,7 +22,8 @@ func newRun(t *testing.T, ablations ...string) *rundir.Run {
 		t.Fatal(err)
 	}
 	cfg.Ablations = ablations
-	r, err := rundir.Init(filepath.Join(t.TempDir(), "run"), cfg, "test", nil)
+	t.Chdir(t.TempDir()) // a relative run folder, as on the command line
+	r, err := rundir.Init("run", cfg, "test", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

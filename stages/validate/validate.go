@@ -29,7 +29,7 @@ func Inputs(r *rundir.Run, step int) []string {
 	if !skills.Enabled(r.Config) {
 		return nil
 	}
-	return rundir.Existing(append(skills.LedgerInputs(r, step, Name), PairsPath(r, step)))
+	return r.ExistingInputs(append(skills.LedgerInputs(r, step, Name), PairsPath(r, step)))
 }
 
 // PairsPath is the pairs file of step.
