@@ -36,5 +36,6 @@ Start with:
 		SilenceErrors: true,
 	}
 	root.AddCommand(newConfigCmd(), newInitCmd(), newInspectCmd(), newSQLCmd(), newRolloutCmd(), newAggregateCmd())
+	root.AddCommand(newValidateCmd(), newAuthorCmd())
 	return root
 }
