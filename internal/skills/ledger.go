@@ -161,6 +161,7 @@ func (g *Ledger) Validate(step int, pairs []schema.PairRow) error {
 func checkPairs(frozen *Library, byID map[string]*comparison, step int, pairs []schema.PairRow) error {
 	skillOf := map[string]string{}
 	wantID := map[string]string{} // skill -> the comparison id its pairs must carry
+	seen := map[string]bool{}
 	for _, p := range pairs {
 		fail := func(format string, args ...any) error {
 			return fmt.Errorf("pair %s (comparison %s, skill %s): %s", p.PairID, p.ComparisonID, p.SkillID, fmt.Sprintf(format, args...))
@@ -175,7 +176,10 @@ func checkPairs(frozen *Library, byID map[string]*comparison, step int, pairs []
 			return fail("the pair's family is %s, the skill's %s", p.Family, s.Family)
 		case p.Outcome != outcome(p.BPlus, p.BMinus):
 			return fail("outcome %q does not match b_plus %v, b_minus %v", p.Outcome, p.BPlus, p.BMinus)
+		case seen[p.PairID]:
+			return fail("the pair id appears twice")
 		}
+		seen[p.PairID] = true
 		if prev, ok := skillOf[p.ComparisonID]; ok && prev != p.SkillID {
 			return fail("the comparison also holds pairs of skill %s", prev)
 		}

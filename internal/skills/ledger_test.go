@@ -199,6 +199,9 @@ func TestValidateRejectsContractBreaks(t *testing.T) {
 	if err := b.g.Validate(1, []schema.PairRow{bad}); err != nil {
 		t.Errorf("ineligible pair: %v", err)
 	}
+	if err := b.g.Validate(1, []schema.PairRow{good, good}); err == nil || !strings.Contains(err.Error(), "twice") {
+		t.Errorf("a repeated pair id: %v", err)
+	}
 	// Two skills in one comparison.
 	t2 := b.propose(0, "g", "y", effect{})
 	mixed := pairsFor(b.g, 1, t2.ID, "w")[0]
