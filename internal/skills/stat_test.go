@@ -48,7 +48,7 @@ func admissionRun(t testing.TB, seed uint64, steps int) (nullCandidates, falseRe
 // The share of runs with any false rejection is the family-wise error, which Prop. C.5 bounds
 // by α. The test requires the 95% upper Clopper–Pearson bound of it to be ≤ α.
 func TestNullFamilyWiseError(t *testing.T) {
-	runs, steps := 1500, 60
+	runs, steps := 1000, 60
 	if testing.Short() {
 		runs = 300
 	}
