@@ -10,7 +10,7 @@ RUN         ?= runs/demo
 CONFIG      ?= pipeline.yaml
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build run rollout aggregate test bench fmt vet check clean
+.PHONY: all build run rollout aggregate validate author test bench fmt vet check clean
 
 all: build
 
@@ -34,6 +34,14 @@ rollout: build
 ## aggregate: anchors, buckets, corrections, value data and pairs of one step on $(RUN) (STEP=k)
 aggregate: build
 	./$(BIN) aggregate --run $(RUN) --step $(STEP)
+
+## validate: record one step's pairs and run the sign-test looks on $(RUN) (STEP=k)
+validate: build
+	./$(BIN) validate --run $(RUN) --step $(STEP)
+
+## author: one step's author windows on $(RUN) (STEP=k)
+author: build
+	./$(BIN) author --run $(RUN) --step $(STEP)
 
 ## test: the default suite (what CI runs), plus the build without the duckdb_arrow tag
 test:

@@ -10,6 +10,7 @@ require (
 	github.com/gomlx/gomlx v0.26.0
 	github.com/spf13/cobra v1.10.2
 	golang.org/x/text v0.41.0
+	gonum.org/v1/gonum v0.17.0
 )
 
 require (

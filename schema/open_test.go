@@ -122,8 +122,8 @@ func TestOpenBadMetadata(t *testing.T) {
 	p = writeRaw(t, filepath.Join(dir, "v0.arrow"), rec, lineageMD(t, "episodes@0"))
 	openErr(t, Open, p, "unknown version 0 of table episodes")
 
-	p = writeRaw(t, filepath.Join(dir, "unknown.arrow"), rec, lineageMD(t, "proposals@1"))
-	openErr(t, Open, p, `unknown table "proposals"`)
+	p = writeRaw(t, filepath.Join(dir, "unknown.arrow"), rec, lineageMD(t, "no_such_table@1"))
+	openErr(t, Open, p, `unknown table "no_such_table"`)
 
 	p = writeRaw(t, filepath.Join(dir, "garbled.arrow"), rec, lineageMD(t, "episodes"))
 	openErr(t, Open, p, "want name@version")

@@ -121,7 +121,7 @@ func TestNullableColumnsHoldNulls(t *testing.T) {
 
 func TestAllAndLookup(t *testing.T) {
 	want := []string{"episodes", "decisions", "executions", "scores", "anchors", "buckets",
-		"corrections", "value_data", "pairs", "losses", "coefficients", "ledger", "skills", "tasks", "sim_truth", "checkpoint", "update_metrics"}
+		"corrections", "value_data", "pairs", "losses", "coefficients", "ledger", "skills", "proposals", "tasks", "sim_truth", "checkpoint", "update_metrics"}
 	var got []string
 	for _, tbl := range All() {
 		got = append(got, tbl.Name)
@@ -135,7 +135,7 @@ func TestAllAndLookup(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("All() = %v, want %v", got, want)
 	}
-	if _, ok := Lookup("proposals"); ok {
+	if _, ok := Lookup("no_such_table"); ok {
 		t.Error("Lookup of an undeclared table succeeded")
 	}
 	if id := Episodes.ID(); id != "episodes@1" {

@@ -247,3 +247,13 @@ func ReadFiles[T any](t *Table, paths []string) ([]T, error) {
 	}
 	return out, nil
 }
+
+// WriteRows builds rows into a batch of table t and writes it to path (see Table.Write).
+func WriteRows[T any](t *Table, path string, lin Lineage, rows []T) error {
+	rec, err := Build(t, rows)
+	if err != nil {
+		return err
+	}
+	defer rec.Release()
+	return t.WriteBatches(path, lin, rec)
+}

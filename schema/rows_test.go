@@ -26,34 +26,11 @@ type valueRow struct {
 	Label     float64     `arrow:"label"`
 }
 
-type ledgerRow struct {
-	Seq        int64    `arrow:"seq"`
-	Step       int64    `arrow:"step"`
-	Event      string   `arrow:"event"`
-	SkillID    *string  `arrow:"skill_id"`
-	J          *int64   `arrow:"comparison_j"`
-	L          *int64   `arrow:"look_l"`
-	W          *int64   `arrow:"W"`
-	Losses     *int64   `arrow:"L"`
-	T0         *int64   `arrow:"T0"`
-	D          *int64   `arrow:"D"`
-	PPlus      *float64 `arrow:"p_plus"`
-	PMinus     *float64 `arrow:"p_minus"`
-	Level      *float64 `arrow:"level"`
-	AlphaEach  *float64 `arrow:"alpha_each"`
-	AlphaSpent float64  `arrow:"alpha_spent"`
-}
-
-// roundTrip writes rows through Build and a file, and reads them back with Rows.
+// roundTrip writes rows through WriteRows, and reads them back with Rows.
 func roundTrip[T any](t *testing.T, table *Table, rows []T) []T {
 	t.Helper()
-	rec, err := Build(table, rows)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rec.Release()
 	path := filepath.Join(t.TempDir(), table.Name+".arrow")
-	if err := table.WriteBatches(path, Lineage{Run: "r", Stage: "s", ConfigSHA256: "c"}, rec); err != nil {
+	if err := WriteRows(table, path, Lineage{Run: "r", Stage: "s", ConfigSHA256: "c"}, rows); err != nil {
 		t.Fatal(err)
 	}
 	back, err := ReadFile[T](table, path)
@@ -77,7 +54,7 @@ func TestRowsRoundTrip(t *testing.T) {
 		t.Fatalf("value_data: %+v", got)
 	}
 	id, j, p := "evosteer-x", int64(4), 0.01
-	ledger := []ledgerRow{{Seq: 1, Event: "seed", AlphaSpent: 0}, {Seq: 2, Step: 3, Event: "look", SkillID: &id, J: &j, PPlus: &p, AlphaSpent: 0.002}}
+	ledger := []LedgerRow{{Seq: 1, Event: "proposal", AlphaSpent: 0}, {Seq: 2, Event: "look", SkillID: &id, J: &j, PPlus: &p, AlphaSpent: 0.002}}
 	if got := roundTrip(t, Ledger, ledger); !reflect.DeepEqual(got, ledger) {
 		t.Fatalf("ledger: %+v", got)
 	}
@@ -96,7 +73,7 @@ func TestRowsRejectMismatchedStructs(t *testing.T) {
 		X int64 `arrow:"x"`
 	}
 	type notNullable struct {
-		ledgerRow
+		LedgerRow
 		AlphaSpent *float64 `arrow:"alpha_spent"`
 	}
 	for name, err := range map[string]error{

@@ -19,14 +19,14 @@ type Table struct {
 // "episodes@1".
 func (t *Table) ID() string { return fmt.Sprintf("%s@%d", t.Name, t.Version) }
 
-// All returns every declared table: DESIGN §4's in its order, then the task records and the
-// simulated world's truths. The slice is fresh;
+// All returns every declared table: DESIGN §4's in its order, then the author's proposals, the
+// task records and the simulated world's truths. The slice is fresh;
 // the tables are shared and must not be modified.
 func All() []*Table {
 	return []*Table{
 		Episodes, Decisions, Executions, Scores, Anchors, Buckets,
 		Corrections, ValueData, Pairs, Losses, Coefficients, Ledger, Skills,
-		Tasks, SimTruth, Checkpoint, UpdateMetrics,
+		Proposals, Tasks, SimTruth, Checkpoint, UpdateMetrics,
 	}
 }
 

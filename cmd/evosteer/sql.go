@@ -22,7 +22,7 @@ func newSQLCmd() *cobra.Command {
 		Use:   "sql --run DIR [QUERY]",
 		Short: "Query every table of a run with DuckDB SQL",
 		Long: `Load every Arrow file of the run folder into DuckDB, one table per schema name (episodes,
-decisions, scores, anchors, buckets, pairs, ledger, skills, ...), with every step and shard in
+decisions, scores, anchors, buckets, pairs, ledger, skills, proposals, ...), with every step and shard in
 one table and two leading columns: step (the step folder's number; 0 outside step folders) and
 stage (the folder the file came from; skills, for instance, is written by validate and author).
 Then run QUERY, or the query read from standard input, and print the result.

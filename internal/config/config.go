@@ -91,6 +91,10 @@ type Author struct {
 	MaxTrajectories int     `yaml:"max_trajectories" json:"max_trajectories"`
 	Temperature     float64 `yaml:"temperature" json:"temperature"`
 	MaxOutputTokens int     `yaml:"max_output_tokens" json:"max_output_tokens"`
+	BaseURL         string  `yaml:"base_url" json:"base_url"`
+	Model           string  `yaml:"model" json:"model"`
+	APIKeyEnv       string  `yaml:"api_key_env" json:"api_key_env"`
+	TimeoutSeconds  int     `yaml:"timeout_seconds" json:"timeout_seconds"`
 }
 
 // Policy sizes the compact orchestrator network.

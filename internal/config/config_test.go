@@ -117,6 +117,7 @@ func TestBadInputNamesKeyLineColumn(t *testing.T) {
 		{"negative tool budget", "budget:\n  tool_calls: -1\n", []string{"budget.tool_calls"}},
 		{"unknown ablation", "ablations: [no-such-thing]\n", []string{"ablations[0]", "no-such-thing"}},
 		{"bad enum", "executor:\n  backend: gpt\n", []string{":2:12:", "executor.backend"}},
+		{"openai author without model", "author:\n  backend: openai\n", []string{":2:12:", "author.backend", "author.model"}},
 		{"ood to unknown", "ood_families:\n  triviaqa: nowhere\n", []string{"ood_families.triviaqa", "nowhere"}},
 		{"syntax", "anchortb: [\n", []string{"pipeline.yaml"}},
 	}

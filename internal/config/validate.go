@@ -141,6 +141,10 @@ func (c *Config) validate(name string, file *ast.File) error {
 	k.intMin("author.max_trajectories", int64(au.MaxTrajectories), 1)
 	k.nonNegative("author.temperature", au.Temperature)
 	k.intMin("author.max_output_tokens", int64(au.MaxOutputTokens), 1)
+	k.intMin("author.timeout_seconds", int64(au.TimeoutSeconds), 1)
+	if au.Backend == "openai" && (au.BaseURL == "" || au.Model == "") {
+		k.fail("author.backend", "openai needs author.base_url and author.model")
+	}
 
 	p := c.Policy
 	k.intMin("policy.hidden", int64(p.Hidden), 1)

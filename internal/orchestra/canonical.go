@@ -22,6 +22,10 @@ func canonicalJSON(v any) string {
 	return b.String()
 }
 
+// CanonicalJSON is canonicalJSON for other packages: skill records are hashed, and the skill
+// author's data block written, in the same form as actions.
+func CanonicalJSON(v any) string { return canonicalJSON(v) }
+
 func writeJSON(b *strings.Builder, v any) {
 	switch x := v.(type) {
 	case nil:

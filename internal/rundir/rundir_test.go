@@ -197,3 +197,28 @@ func TestInitRemovesFolderWhenPopulateFails(t *testing.T) {
 		t.Fatal("half-initialised run folder left behind")
 	}
 }
+
+func TestExistingInputs(t *testing.T) {
+	cfg, err := config.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Init(filepath.Join(t.TempDir(), "demo"), cfg, "test-version", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := filepath.Join(r.StageDir(1, "x"), "a.arrow")
+	if err := os.MkdirAll(filepath.Dir(a), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(a, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(r.Dir, "missing")
+	if got := Existing([]string{missing, a}); len(got) != 1 || got[0] != a {
+		t.Errorf("Existing = %v", got)
+	}
+	if got := r.ExistingInputs([]string{missing, a}); len(got) != 1 || got[0] != "step-000001/x/a.arrow" {
+		t.Errorf("ExistingInputs = %v", got)
+	}
+}

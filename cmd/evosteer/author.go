@@ -1,0 +1,47 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/evosteer/evosteer-go/internal/rundir"
+	"github.com/evosteer/evosteer-go/stages/author"
+)
+
+func newAuthorCmd() *cobra.Command {
+	var f stageFlags
+	cmd := &cobra.Command{
+		Use:   "author --run DIR --step K [--force]",
+		Short: "Propose candidate skills in the step's author windows",
+		Long: `Open the author windows of training step K (reference 5.3-5.4): none before author.start_step
+(warm-up), author.start_families at it, then one every author.interval steps, each for the
+family with the highest priority (fewest skills first) that has room for a candidate.
+
+A window shows the author (author.backend: sim, the simulated author of the embedded world, or
+openai, an OpenAI-compatible chat endpoint at author.base_url with author.model and the API key
+from the environment variable named by author.api_key_env) the family's skills, statistics and
+up to author.max_trajectories episodes of steps K and K-1. Its answer becomes a candidate unless
+it is null, a duplicate of a library skill, or breaks the output rules (sizes, evidence talk,
+a repeated name, a quoted task prompt); a rejected answer wastes only its window.
+
+Needs step K's validate output and the rollout episodes of steps K and K-1. Writes
+step-NNNNNN/author/{proposals,ledger,skills}.arrow (and sim_truth.arrow with the sim executor:
+the candidates' hidden effects); skills.arrow is the library step K+1's rollout uses. Then
+prints one line per window.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			r, err := f.runStage(cmd, cmd.ErrOrStderr(), func(r *rundir.Run) rundir.Stage {
+				return author.Stage(r, f.step)
+			})
+			if err != nil {
+				return err
+			}
+			sum, err := author.Summarize(r, f.step)
+			if err != nil {
+				return err
+			}
+			return sum.Write(cmd.OutOrStdout())
+		},
+	}
+	f.register(cmd)
+	return cmd
+}

@@ -1,0 +1,368 @@
+package author
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/rundir"
+	"github.com/evosteer/evosteer-go/internal/seed"
+	"github.com/evosteer/evosteer-go/internal/sim"
+	"github.com/evosteer/evosteer-go/internal/skills"
+	"github.com/evosteer/evosteer-go/internal/tasks"
+	"github.com/evosteer/evosteer-go/schema"
+)
+
+// Name is the stage's folder name.
+const Name = skills.AuthorStage
+
+// The files this stage writes besides the ledger segment and the library (internal/skills).
+const (
+	ProposalsFile = "proposals.arrow"
+	SimTruthFile  = "sim_truth.arrow" // the proposed skills' hidden effects, sim executor only
+)
+
+// rolloutStage is the folder whose episodes (and, for a model author, decisions and
+// executions) the author reads.
+const rolloutStage = "rollout"
+
+// Window statuses (the proposals table's status column).
+const (
+	StatusProposed  = "candidate_proposed"
+	StatusNone      = "no_proposal"
+	StatusError     = "author_error"
+	StatusDuplicate = "duplicate_filtered"
+)
+
+// WindowFamilies is how many author windows step opens (reference §5.3): none during the
+// warm-up (steps before author.start_step), author.start_families at the start step, then one
+// every author.interval steps; none when skill evolution is ablated.
+func WindowFamilies(cfg *config.Config, step int) int {
+	a := cfg.Author
+	switch {
+	case !skills.Enabled(cfg) || step < a.StartStep:
+		return 0
+	case step == a.StartStep:
+		return a.StartFamilies
+	case (step-a.StartStep)%a.Interval == 0:
+		return 1
+	}
+	return 0
+}
+
+// Inputs are the files the author of step reads that exist now: the ledger through validate
+// step with its library, and, when a window opens, the episodes of step and step − 1 (the
+// evidence pool), the task records, earlier proposals (window priority) and, for a model
+// author, decisions and executions.
+func Inputs(r *rundir.Run, step int) []string {
+	if !skills.Enabled(r.Config) {
+		return nil
+	}
+	paths := skills.LedgerInputs(r, step, Name)
+	if WindowFamilies(r.Config, step) > 0 {
+		paths = append(paths, r.TasksPath("train"))
+		for j := max(1, step-1); j <= step; j++ {
+			paths = append(paths, shards(r, j, "episodes")...)
+			if r.Config.Author.Backend != "sim" {
+				paths = append(paths, shards(r, j, "decisions")...)
+				paths = append(paths, shards(r, j, "executions")...)
+			}
+		}
+		for j := r.Config.Author.StartStep; j < step; j++ {
+			paths = append(paths, filepath.Join(r.StageDir(j, Name), ProposalsFile))
+		}
+	}
+	return r.ExistingInputs(paths)
+}
+
+// shards lists a rollout table's files of step: name.arrow or name-i-of-n.arrow. The aggregate
+// stage, which ran before, has checked that the shard set is complete.
+func shards(r *rundir.Run, step int, name string) []string {
+	dir := r.StageDir(step, rolloutStage)
+	out, _ := filepath.Glob(filepath.Join(dir, name+"-*-of-*.arrow"))
+	return append(out, filepath.Join(dir, name+".arrow"))
+}
+
+// Stage returns the author stage of one step.
+func Stage(r *rundir.Run, step int) rundir.Stage {
+	return rundir.Stage{Name: Name, Inputs: Inputs(r, step), Run: func(ctx context.Context, sc *rundir.StageContext) error {
+		a, err := New(sc.Run.Config)
+		if err != nil {
+			return err
+		}
+		return Run(ctx, sc.Run, step, a, sc.OutDir, sc.Lineage())
+	}}
+}
+
+// Run opens the step's author windows with author a and writes proposals.arrow, the ledger
+// segment (one proposal event per new candidate), the library and, for the sim executor,
+// sim_truth.arrow into outDir.
+func Run(ctx context.Context, r *rundir.Run, step int, a Author, outDir string, lin schema.Lineage) error {
+	cfg := r.Config
+	if !skills.Enabled(cfg) {
+		return write(outDir, lin, cfg, nil, nil, skills.NewLedger(cfg.Admission, false).Library())
+	}
+	g, err := skills.LoadLedger(r, step, Name)
+	if err != nil {
+		return err
+	}
+	n := len(g.Events())
+	var rows []schema.ProposalRow
+	if want := WindowFamilies(cfg, step); want > 0 {
+		if rows, err = openWindows(ctx, r, step, want, a, g); err != nil {
+			return err
+		}
+	}
+	return write(outDir, lin, cfg, rows, g.Events()[n:], g.Library())
+}
+
+// openWindows chooses the window families by priority and runs one window each, in order.
+func openWindows(ctx context.Context, r *rundir.Run, step, want int, a Author, g *skills.Ledger) ([]schema.ProposalRow, error) {
+	cfg := r.Config
+	ev, err := loadEvidence(r, step, a.Backend() != "sim")
+	if err != nil {
+		return nil, err
+	}
+	failed, err := failedReports(r, step)
+	if err != nil {
+		return nil, err
+	}
+	lib := g.Library()
+	count, st := map[string]int{}, map[string]FamilyStats{}
+	var open []string
+	for _, f := range cfg.Families {
+		if lib.CanPropose(f) {
+			open = append(open, f)
+		}
+		count[f] = len(lib.Family(f))
+		st[f] = familyStats(ev.byFamily[f].naturals(), cfg.Admission.SuccessThreshold)
+	}
+	order := priority(open, count, failed, st)
+	var rows []schema.ProposalRow
+	for _, f := range order[:min(want, len(order))] {
+		if !g.Library().CanPropose(f) { // an earlier window may have filled the library
+			continue
+		}
+		w := Window{Step: step, Family: f, Seed: seed.Derive(cfg.Seed, "author", strconv.Itoa(step), f),
+			Library: g.Library().Family(f), Stats: st[f]}
+		w.TaskType, _ = cfg.TaskType(f)
+		for _, e := range selectEvidence(ev.byFamily[f], cfg.Admission.SuccessThreshold, cfg.Author.MaxTrajectories) {
+			w.Examples = append(w.Examples, ev.example(e, cfg.Admission.SuccessThreshold))
+		}
+		row, err := window(ctx, a, w, g)
+		if err != nil {
+			return nil, err
+		}
+		row.Window = int32(len(rows))
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// window asks the author and judges the answer; only a failure to record an accepted
+// candidate is an error of the stage.
+func window(ctx context.Context, a Author, w Window, g *skills.Ledger) (schema.ProposalRow, error) {
+	row := schema.ProposalRow{Family: w.Family, Backend: a.Backend(), Seed: w.Seed, Plan: []string{}, Pitfalls: []string{}, Constraint: []string{}}
+	for _, e := range w.Examples {
+		row.Evidence = append(row.Evidence, e.Episode.EpisodeID)
+	}
+	if row.Evidence == nil {
+		row.Evidence = []string{}
+	}
+	p, err := a.Propose(ctx, w)
+	row.TokensIn, row.TokensOut = p.TokensIn, p.TokensOut
+	if p.Raw != "" {
+		row.RawOutput = &p.Raw
+	}
+	reject := func(status string, why error) (schema.ProposalRow, error) {
+		row.Status = status
+		if why != nil {
+			msg := why.Error()
+			row.Reason = &msg
+		}
+		return row, nil
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return row, ctx.Err()
+		}
+		return reject(StatusError, err)
+	}
+	if p.Record == nil {
+		return reject(StatusNone, nil)
+	}
+	rec := p.Record.Canonical()
+	id, hash := rec.ID(), rec.ContentHash()
+	row.SkillID, row.ContentHash = &id, &hash
+	row.Name, row.Description, row.Trigger = &rec.Name, &rec.Description, &rec.Trigger
+	row.Plan, row.Pitfalls, row.Constraint = rec.Plan, rec.Pitfalls, rec.Constraint
+	if _, dup := g.Library().Get(id); dup {
+		return reject(StatusDuplicate, fmt.Errorf("skill %s is already in the library", id))
+	}
+	var prompts []string
+	for _, e := range w.Examples {
+		prompts = append(prompts, e.Task)
+	}
+	if err := checkRecord(rec, w.Library, prompts); err != nil {
+		return reject(StatusError, err)
+	}
+	if _, err := g.Propose(w.Step, w.Family, rec); err != nil {
+		return row, fmt.Errorf("window for %s: %w", w.Family, err)
+	}
+	row.Status = StatusProposed
+	return row, nil
+}
+
+// failedReports counts, per family, the earlier windows that did not propose a candidate.
+func failedReports(r *rundir.Run, step int) (map[string]int, error) {
+	out := map[string]int{}
+	for j := r.Config.Author.StartStep; j < step; j++ {
+		path := filepath.Join(r.StageDir(j, Name), ProposalsFile)
+		rows, err := schema.ReadFile[schema.ProposalRow](schema.Proposals, path)
+		if err != nil {
+			return nil, fmt.Errorf("earlier author windows: %w", err)
+		}
+		for _, p := range rows {
+			if p.Status != StatusProposed {
+				out[p.Family]++
+			}
+		}
+	}
+	return out, nil
+}
+
+func write(outDir string, lin schema.Lineage, cfg *config.Config, rows []schema.ProposalRow, events []schema.LedgerRow, lib *skills.Library) error {
+	if err := schema.WriteRows(schema.Proposals, filepath.Join(outDir, ProposalsFile), lin, rows); err != nil {
+		return err
+	}
+	if err := skills.WriteSegment(outDir, lin, events); err != nil {
+		return err
+	}
+	if err := skills.WriteSnapshot(outDir, lin, lib); err != nil {
+		return err
+	}
+	if cfg.Executor.Backend != "sim" {
+		return nil
+	}
+	return schema.WriteRows(schema.SimTruth, filepath.Join(outDir, SimTruthFile), lin, truths(cfg, rows))
+}
+
+// truths are the hidden effects of the proposed skills in the simulated world.
+func truths(cfg *config.Config, rows []schema.ProposalRow) []schema.SimTruthRow {
+	w := sim.New(cfg.Sim, cfg.Seed)
+	out := []schema.SimTruthRow{}
+	for _, p := range rows {
+		if p.Status != StatusProposed {
+			continue
+		}
+		effect, class := w.SkillEffect(*p.SkillID)
+		out = append(out, schema.SimTruthRow{Kind: "skill", ID: *p.SkillID, Family: &p.Family, Effect: &effect, EffectClass: &class})
+	}
+	slices.SortFunc(out, func(a, b schema.SimTruthRow) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}
+
+// evidence holds the episodes an author may be shown, and, for a model author, what it is
+// shown of them.
+type evidence struct {
+	byFamily   map[string]*familyEpisodes
+	prompts    map[string]string                // task id -> prompt
+	actions    map[string][]string              // episode id -> action_json in t order
+	executions map[string][]schema.ExecutionRow // episode id -> executions in order
+}
+
+// loadEvidence reads the episodes of step and step − 1 and the task prompts; details adds the
+// decisions and executions a model author's examples show.
+func loadEvidence(r *rundir.Run, step int, details bool) (*evidence, error) {
+	cfg := r.Config
+	ev := &evidence{prompts: map[string]string{}, actions: map[string][]string{}, executions: map[string][]schema.ExecutionRow{}}
+	var current, prev []schema.EpisodeRow
+	for j := max(1, step-1); j <= step; j++ {
+		paths := rundir.Existing(shards(r, j, "episodes"))
+		if len(paths) == 0 {
+			return nil, fmt.Errorf("step %d has no rollout episodes in %s; run `evosteer rollout --run %s --step %d` first", j, r.Rel(r.StageDir(j, rolloutStage)), r.Dir, j)
+		}
+		for _, p := range paths {
+			rows, err := schema.ReadFile[schema.EpisodeRow](schema.Episodes, p)
+			if err != nil {
+				return nil, err
+			}
+			if j == step {
+				current = append(current, rows...)
+			} else {
+				prev = append(prev, rows...)
+			}
+		}
+		if !details {
+			continue
+		}
+		for _, p := range rundir.Existing(shards(r, j, "decisions")) {
+			rows, err := schema.ReadFile[schema.DecisionRow](schema.Decisions, p)
+			if err != nil {
+				return nil, err
+			}
+			slices.SortStableFunc(rows, func(a, b schema.DecisionRow) int { return cmp.Compare(a.T, b.T) })
+			for _, d := range rows {
+				ev.actions[d.EpisodeID] = append(ev.actions[d.EpisodeID], d.ActionJSON)
+			}
+		}
+		for _, p := range rundir.Existing(shards(r, j, "executions")) {
+			rows, err := schema.ReadFile[schema.ExecutionRow](schema.Executions, p)
+			if err != nil {
+				return nil, err
+			}
+			for _, x := range rows {
+				ev.executions[x.EpisodeID] = append(ev.executions[x.EpisodeID], x)
+			}
+		}
+	}
+	ev.byFamily = groupEpisodes(current, prev, cfg.Author.EvidencePool)
+	ts, err := tasks.ReadFile(r.TasksPath("train"))
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range ts {
+		ev.prompts[t.ID] = t.Prompt
+	}
+	return ev, nil
+}
+
+// example is one episode as the author is shown it: its last execution per node, in node order.
+func (ev *evidence) example(e schema.EpisodeRow, threshold float64) Example {
+	x := Example{Episode: e, Task: ev.prompts[e.TaskID], Success: e.Reward >= threshold}
+	acts := ev.actions[e.EpisodeID]
+	x.Actions = acts[:min(len(acts), maxActions)]
+	last := map[string]schema.ExecutionRow{}
+	var ids []string
+	for _, r := range ev.executions[e.EpisodeID] {
+		if _, ok := last[r.NodeID]; !ok {
+			ids = append(ids, r.NodeID)
+		}
+		if p, ok := last[r.NodeID]; !ok || r.T > p.T || (r.T == p.T && r.ExecIndex > p.ExecIndex) {
+			last[r.NodeID] = r
+		}
+	}
+	slices.SortFunc(ids, func(a, b string) int { return cmp.Compare(nodeIndex(a), nodeIndex(b)) })
+	for _, id := range ids {
+		r := last[id]
+		n := Node{ID: id, Role: r.Role, Skills: r.Skills, Status: r.Status, AnswerPresent: r.AnswerPresent, Output: r.Output}
+		if r.FailureKind != nil {
+			n.FailureKind = *r.FailureKind
+		}
+		x.Nodes = append(x.Nodes, n)
+	}
+	return x
+}
+
+// nodeIndex is k of node id "nk" (ids are never reused), so n10 sorts after n9.
+func nodeIndex(id string) int {
+	k, err := strconv.Atoi(id[min(1, len(id)):])
+	if err != nil {
+		return -1
+	}
+	return k
+}

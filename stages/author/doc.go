@@ -1,0 +1,30 @@
+// Package author is the stage that proposes candidate skills (paper §4.3, appendix C.5;
+// reference §5.3–5.4). For step k it rebuilds the admission ledger through validate k
+// (internal/skills.LoadLedger, checked against step-k/validate/skills.arrow) and opens the
+// step's author windows: none before author.start_step (warm-up), author.start_families at it,
+// then one every author.interval steps, each for the highest-priority family that can take a
+// candidate (fewest skills, fewest earlier empty windows, families with rewards, most tasks
+// with both a success and a failure, lowest mean natural reward, most failures, config order).
+//
+// A window shows the Author (interface; backends: the simulated author of the embedded world,
+// and an OpenAI-compatible chat model with the prompt of reference §5.4) the family's skills,
+// statistics and up to author.max_trajectories evidence episodes: the stopped, healthy episodes
+// of step k and a pool of the previous step's natural ones (author.evidence_pool per family),
+// success/failure contrasts of one task first. An answer is judged in this order: a call or
+// output error, JSON null (no_proposal), a record already in the library
+// (duplicate_filtered), then the content rules — sizes, evidence talk or efficacy claims, a
+// repeated name, answer leakage (a shown task's prompt quoted) — whose violation is an
+// author_error that wastes only the window. An accepted record becomes a candidate. It writes
+// into step-k/author/:
+//
+//   - proposals.arrow  one row per window, with the reason of a rejection and a model's raw reply;
+//   - ledger.arrow     the ledger's segment: one proposal event per new candidate;
+//   - skills.arrow     the library, which the rollout of step k+1 freezes into menus;
+//   - sim_truth.arrow  with the sim executor: the new candidates' hidden effects (kind skill).
+//
+// Under the skill-evolution ablation it reads nothing and writes the files empty.
+//
+// It must not roll anything out, change a skill's status, or write outside its own stage
+// folder; the API key of a model author is sent only in the Authorization header and never
+// logged or written.
+package author

@@ -1,0 +1,72 @@
+package author
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/evosteer/evosteer-go/internal/rundir"
+	"github.com/evosteer/evosteer-go/internal/skills"
+	"github.com/evosteer/evosteer-go/schema"
+)
+
+// Summary describes what the author did at one step.
+type Summary struct {
+	Step    int
+	Windows int // windows the schedule opened (WindowFamilies)
+	Rows    []schema.ProposalRow
+	Library []skills.Skill
+	Note    string // why no window ran, when none did
+}
+
+// Summarize reads the stage's outputs back.
+func Summarize(r *rundir.Run, step int) (*Summary, error) {
+	cfg := r.Config
+	s := &Summary{Step: step, Windows: WindowFamilies(cfg, step)}
+	switch {
+	case !skills.Enabled(cfg):
+		s.Note = "skill-evolution is ablated: no author"
+	case step < cfg.Author.StartStep:
+		s.Note = fmt.Sprintf("warm-up: the author starts at step %d", cfg.Author.StartStep)
+	case s.Windows == 0:
+		s.Note = fmt.Sprintf("no window this step (one every %d steps)", cfg.Author.Interval)
+	}
+	dir := r.StageDir(step, Name)
+	var err error
+	if s.Rows, err = schema.ReadFile[schema.ProposalRow](schema.Proposals, filepath.Join(dir, ProposalsFile)); err != nil {
+		return nil, err
+	}
+	lib, err := skills.ReadLibrary(r, filepath.Join(dir, skills.SkillsFile))
+	if err != nil {
+		return nil, err
+	}
+	s.Library = lib.Skills()
+	return s, nil
+}
+
+// Write prints one line per window and the library's statuses.
+func (s *Summary) Write(w io.Writer) error {
+	var b strings.Builder
+	if s.Note != "" {
+		fmt.Fprintln(&b, s.Note)
+	}
+	for _, p := range s.Rows {
+		fmt.Fprintf(&b, "window %d %-10s %-20s", p.Window, p.Family, p.Status)
+		if p.SkillID != nil {
+			fmt.Fprintf(&b, " %s %q", *p.SkillID, *p.Name)
+		}
+		if p.Reason != nil {
+			fmt.Fprintf(&b, " (%s)", *p.Reason)
+		}
+		fmt.Fprintf(&b, ", %d evidence episodes\n", len(p.Evidence))
+	}
+	st := map[string]int{}
+	for _, sk := range s.Library {
+		st[sk.Status]++
+	}
+	fmt.Fprintf(&b, "library: %d skills (%d candidate, %d validated, %d retired)\n",
+		len(s.Library), st[skills.Candidate], st[skills.Validated], st[skills.Retired])
+	_, err := io.WriteString(w, b.String())
+	return err
+}

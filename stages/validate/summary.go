@@ -1,0 +1,92 @@
+package validate
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/evosteer/evosteer-go/internal/rundir"
+	"github.com/evosteer/evosteer-go/internal/skills"
+	"github.com/evosteer/evosteer-go/internal/stats"
+	"github.com/evosteer/evosteer-go/schema"
+)
+
+// Summary describes what validate did at one step.
+type Summary struct {
+	Step       int
+	Ablated    bool               // skill-evolution ablated: nothing was validated
+	Events     []schema.LedgerRow // the step's ledger segment
+	Library    []skills.Skill     // after the step
+	AlphaSpent float64            // over the whole run so far
+	Alpha      float64
+}
+
+// Summarize reads the stage's outputs back. It replays the whole ledger through this step, so
+// it also checks the written segment against the written library.
+func Summarize(r *rundir.Run, step int) (*Summary, error) {
+	s := &Summary{Step: step, Ablated: !skills.Enabled(r.Config), Alpha: r.Config.Admission.Alpha}
+	if s.Ablated {
+		return s, nil
+	}
+	g, err := skills.LoadLedger(r, step, skills.AuthorStage) // the ledger the author of step continues
+	if err != nil {
+		return nil, err
+	}
+	segs := skills.SegmentPaths(r, step, skills.AuthorStage)
+	s.Events, err = schema.ReadFile[schema.LedgerRow](schema.Ledger, segs[len(segs)-1].Path)
+	if err != nil {
+		return nil, err
+	}
+	s.Library, s.AlphaSpent = g.Library().Skills(), g.AlphaSpent()
+	return s, nil
+}
+
+// Write prints the summary: pairs, registrations, looks and their outcomes (each promotion and
+// retirement with its counts and p-values), alpha spent and the library's statuses.
+func (s *Summary) Write(w io.Writer) error {
+	var b strings.Builder
+	if s.Ablated {
+		fmt.Fprintf(&b, "skill-evolution is ablated: no skills, empty ledger segment and library\n")
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	n := map[string]int{}
+	var wins, losses, ties int
+	for _, e := range s.Events {
+		n[e.Event]++
+		if e.Event == skills.EventPair {
+			switch *e.Outcome {
+			case stats.OutcomeWin:
+				wins++
+			case stats.OutcomeLoss:
+				losses++
+			default:
+				ties++
+			}
+		}
+	}
+	fmt.Fprintf(&b, "pairs recorded: %d (W %d, L %d, T0 %d); comparisons registered %d, superseded %d\n",
+		n[skills.EventPair], wins, losses, ties, n[skills.EventRegister], n[skills.EventSupersede])
+	fmt.Fprintf(&b, "looks: %d; promote %d, retire %d, retain %d, defer %d, defer_capacity %d\n",
+		n[skills.EventLook], n[skills.EventPromote], n[skills.EventRetire], n[skills.EventRetain], n[skills.EventDefer], n[skills.EventDeferCapacity])
+	for _, e := range s.Events {
+		switch e.Event {
+		case skills.EventPromote, skills.EventRetire, skills.EventRetain:
+			fmt.Fprintf(&b, "  %-7s %s (comparison j=%d", e.Event, *e.SkillID, *e.J)
+			if e.Look != nil {
+				fmt.Fprintf(&b, ", look %d): W=%d L=%d T0=%d p+=%.3g p-=%.3g level=%.3g\n", *e.Look, *e.W, *e.L, *e.T0, *e.PPlus, *e.PMinus, *e.Level)
+			} else {
+				fmt.Fprintf(&b, "): W=%d L=%d T0=%d, fixed-count admission\n", *e.W, *e.L, *e.T0)
+			}
+		}
+	}
+	fmt.Fprintf(&b, "alpha spent so far: %.6g of %g\n", s.AlphaSpent, s.Alpha)
+	st := map[string]int{}
+	for _, sk := range s.Library {
+		st[sk.Status]++
+	}
+	fmt.Fprintf(&b, "library: %d skills (%d candidate, %d validated, %d retired)\n",
+		len(s.Library), st[skills.Candidate], st[skills.Validated], st[skills.Retired])
+	_, err := io.WriteString(w, b.String())
+	return err
+}
