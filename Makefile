@@ -10,7 +10,7 @@ RUN         ?= runs/demo
 CONFIG      ?= pipeline.yaml
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build run rollout aggregate validate author test bench fmt vet check clean
+.PHONY: all build run rollout rescore aggregate update validate author test bench fmt vet check clean
 
 all: build
 
@@ -20,20 +20,31 @@ build:
 
 STEP        ?= 1
 
-## run: build, initialise $(RUN) on the embedded simulated world (if new), roll out and aggregate step 1
+STAGES      := rollout rescore aggregate update validate author
+
+## run: build, initialise $(RUN) on the embedded simulated world (if new), run every stage of
+## step 1, then roll out step 2 with the updated policy and the published value head
 run: build
 	@if [ ! -f $(RUN)/run.yaml ]; then ./$(BIN) init --config $(CONFIG) --run $(RUN); fi
-	./$(BIN) rollout --run $(RUN) --step 1
-	./$(BIN) aggregate --run $(RUN) --step 1
+	@for s in $(STAGES); do ./$(BIN) $$s --run $(RUN) --step 1 || exit 1; done
+	./$(BIN) rollout --run $(RUN) --step 2
 	@echo "run folder: $(RUN) (configuration in $(RUN)/run.yaml)"
 
-## rollout: one stage of one step on $(RUN) (STEP=k)
+## rollout: roll out one step on $(RUN) (STEP=k); rescore, aggregate, update likewise
 rollout: build
 	./$(BIN) rollout --run $(RUN) --step $(STEP)
+
+## rescore: log π_θ and log π_ρ of every decision of one step on $(RUN) (STEP=k)
+rescore: build
+	./$(BIN) rescore --run $(RUN) --step $(STEP)
 
 ## aggregate: anchors, buckets, corrections, value data and pairs of one step on $(RUN) (STEP=k)
 aggregate: build
 	./$(BIN) aggregate --run $(RUN) --step $(STEP)
+
+## update: the AnchorTB update and value fit of one step on $(RUN) (STEP=k)
+update: build
+	./$(BIN) update --run $(RUN) --step $(STEP)
 
 ## validate: record one step's pairs and run the sign-test looks on $(RUN) (STEP=k)
 validate: build

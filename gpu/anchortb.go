@@ -7,36 +7,73 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 )
 
-// AnchorTBLoss builds the per-trajectory losses [B] and the batch mean (scalar) in graph g.
+// The anchored subtrajectory-balance loss of the paper (Eq. subtb) for one trajectory of T ≥ 1
+// decisions with flows v_0..v_{T−1}, terminal value v_T = log R_β(r) and log-ratios Δℓ_t:
 //
-// It evaluates the anchored subtrajectory-balance loss of the paper (Eq. subtb)
+//	L = (1/K_T) Σ_{0≤i<j≤T} (v_i + Σ_{t=i}^{j−1} Δℓ_t − v_j)²,   K_T = T(T+1)/2.
 //
-//	L_b = (1/K_T) Σ_{0≤i<j≤T} (v_i + Σ_{t=i}^{j-1} Δℓ_t − v_j)²,   K_T = T(T+1)/2,
+// With e_t = v_t + Δℓ_t − v_{t+1} and h_j = Σ_{t<j} e_t, every span residual is h_j − h_i
+// (Lemma A.6) and K_T·L = (T+1)·Σ_j h_j² − (Σ_j h_j)² (Prop. A.7), so L = (2/T)·Σ_{j=0}^{T} (h_j − h̄)².
+// Telescoping gives h_j = v_0 + a_j with a_j = P_j − v_j and P_j = Σ_{t<j} Δℓ_t, and the
+// constant v_0 drops out of the centred sum:
 //
-// for a padded batch of B trajectories with at most Tmax decisions, in O(T) per trajectory by
-// the cumulative-sum identity (paper Prop. A.7): with e_t = v_t + Δℓ_t − v_{t+1}, h_0 = 0 and
-// h_j = Σ_{t<j} e_t,
+//	L = (2/T)·Σ_{j=0}^{T} (a_j − ā)²,   ∂L/∂v_t = −(4/T)(a_t − ā),   ∂L/∂Δℓ_t = (4/T)·Σ_{j>t} (a_j − ā),
 //
-//	K_T·L_b = (T+1)·Σ_{j=0}^{T} h_j² − (Σ_j h_j)² = (T+1)·Σ_j (h_j − h̄)²,
+// the last being the coefficient Γ_t = (2/K_T)(G_T e)_t of Prop. A.7. One prefix sum and one
+// suffix sum: O(T). The centred form does not cancel catastrophically.
+
+// AnchorTB evaluates the loss of one trajectory in float64 in O(T) and returns it with
+// ∂L/∂Δℓ_t (the coefficients Γ_t) and ∂L/∂v_t for t < T. flows and deltaL have length T ≥ 1.
+func AnchorTB(flows, deltaL []float64, terminal float64) (loss float64, dDelta, dFlows []float64) {
+	T := len(deltaL)
+	if T == 0 || len(flows) != T {
+		panic(fmt.Sprintf("gpu.AnchorTB: %d flows and %d log-ratios", len(flows), T))
+	}
+	a := make([]float64, T+1)
+	p := 0.0
+	for t := range T {
+		a[t] = p - flows[t]
+		p += deltaL[t]
+	}
+	a[T] = p - terminal
+	mean := 0.0
+	for _, x := range a {
+		mean += x
+	}
+	mean /= float64(T + 1)
+	for _, x := range a {
+		loss += (x - mean) * (x - mean)
+	}
+	scale := 4 / float64(T)
+	loss *= scale / 2
+	dDelta, dFlows = make([]float64, T), make([]float64, T)
+	suffix := 0.0
+	for t := T - 1; t >= 0; t-- {
+		suffix += a[t+1] - mean
+		dDelta[t] = scale * suffix
+		dFlows[t] = -scale * (a[t] - mean)
+	}
+	return loss, dDelta, dFlows
+}
+
+// AnchorTBLoss builds the same loss for a padded batch in graph g: per-trajectory losses [B] and
+// their mean (scalar), differentiable with respect to every input.
 //
-// so L_b = (2/T)·Σ_{j=0}^{T} (h_j − h̄)². The centred form is used because it does not cancel
-// catastrophically in float32.
-//
-// Inputs (all of the same float dtype):
+// Inputs (all of one float dtype):
 //   - flows [B, Tmax]: v_t = F_t for t < T_b (learned residual + measured part; whatever
 //     stop-gradient the measured part needs is the caller's job);
-//   - deltaL [B, Tmax]: Δℓ_t = log π_θ(a_t|s_t) − log ρ(a_t|s_t);
-//   - terminal [B]: v_T = F_T = log R_β(r) (the terminal override);
-//   - mask [B, Tmax]: 1 for the real decisions t < T_b, 0 for padding. It must be a prefix
-//     mask: T_b is taken as Σ_t mask[b,t] and positions t ≥ T_b are ignored whatever they hold
+//   - deltaL [B, Tmax]: Δℓ_t;
+//   - terminal [B]: v_T = F_T = log R_β(r);
+//   - mask [B, Tmax]: 1 for the real decisions t < T_b, 0 for padding. It must be a prefix mask:
+//     T_b is taken as Σ_t mask[b,t] and positions t ≥ T_b are ignored whatever they hold
 //     (padding values, even non-finite ones, never reach the loss or its gradient).
 //
-// A row with T_b = 0 is treated as a padding row (e.g. for bucketed batch sizes): its loss is 0
-// and it is left out of the mean, which is Σ_b L_b / #{b : T_b ≥ 1} (the plain mean over b when
-// every row holds a trajectory).
+// A row with T_b = 0 is a padding row (bucketed batch sizes): its loss is 0 and it is left out
+// of the mean, which is Σ_b L_b / #{b : T_b ≥ 1}.
 //
-// Only elementwise ops, Where, reductions and broadcasts against fixed 0/1 matrices are used
-// (no CumSum, Slice, Concatenate or DotGeneral), so reverse-mode autodiff works on simplego.
+// The prefix sum P is a Hillis–Steele scan (⌈log₂ Tmax⌉ shifted adds) whose gradient, the
+// reverse scan of the adjoint, is supplied by hand: simplego has no gradient for the slices it
+// needs, and its CumSum is a full-width window reduction, O(T²). So the graph is O(T log T).
 func AnchorTBLoss(flows, deltaL, terminal, mask *graph.Node) (perTraj, mean *graph.Node) {
 	g := flows.Graph()
 	dt := flows.DType()
@@ -52,71 +89,59 @@ func AnchorTBLoss(flows, deltaL, terminal, mask *graph.Node) (perTraj, mean *gra
 	if terminal.Rank() != 1 || terminal.Shape().Dimensions[0] != B || terminal.DType() != dt {
 		panicf("AnchorTBLoss: terminal must be [%d] of %s, got %s", B, dt, terminal.Shape())
 	}
-	if mask.DType() != dt || deltaL.DType() != dt {
-		panicf("AnchorTBLoss: all inputs must share dtype %s", dt)
-	}
 
-	// Lengths T_b and index grids (no gradient flows through these).
-	maskPos := graph.ConvertDType(graph.GreaterThan(mask, graph.ScalarZero(g, dt)), dt)
-	lengths := graph.ReduceSum(maskPos, 1) // [B]
-	lenCol := graph.BroadcastToDims(graph.Reshape(lengths, B, 1), B, Tmax)
-	tIdx := graph.BroadcastToDims(graph.Reshape(graph.Iota(g, shapes.Make(dt, Tmax), 0), 1, Tmax), B, Tmax)
-	valid := graph.LessThan(tIdx, lenCol)                                          // t < T_b
-	last := graph.ConvertDType(graph.Equal(tIdx, graph.AddScalar(lenCol, -1)), dt) // t == T_b − 1
-
+	valid := graph.GreaterThan(mask, graph.ScalarZero(g, dt))
+	lengths := graph.ReduceSum(graph.ConvertDType(valid, dt), 1) // T_b
 	zeros := graph.ZerosLike(flows)
 	f := graph.Where(valid, flows, zeros)
 	dl := graph.Where(valid, deltaL, zeros)
 
-	// v_{t+1}: the next flow for t < T_b − 1, the terminal value at t = T_b − 1.
-	// fNext[b,t] = Σ_s f[b,s]·S[s,t] with S[s,t] = 1{s = t+1}.
-	shift := make([][]float64, Tmax)
-	for s := range shift {
-		shift[s] = make([]float64, Tmax)
-		if s >= 1 {
-			shift[s][s-1] = 1
-		}
-	}
-	fNext := rowTimesMatrix(f, graph.ConstAsDType(g, dt, shift)) // [B, Tmax]
-	termCol := graph.BroadcastToDims(graph.Reshape(terminal, B, 1), B, Tmax)
-	vNext := graph.Add(fNext, graph.Mul(termCol, last))
-	e := graph.Where(valid, graph.Sub(graph.Add(f, dl), vNext), zeros) // [B, Tmax]
-
-	// h_j = Σ_t e_t·1{t < j}, j = 0..Tmax, through a fixed lower-triangular 0/1 matrix [Tmax, Tmax+1].
-	tri := make([][]float64, Tmax)
-	for t := range tri {
-		tri[t] = make([]float64, Tmax+1)
-		for j := t + 1; j <= Tmax; j++ {
-			tri[t][j] = 1
-		}
-	}
-	h := rowTimesMatrix(e, graph.ConstAsDType(g, dt, tri)) // [B, Tmax+1]
-
-	// Positions j ≤ T_b count; the loss is (2/T)·Σ_j (h_j − h̄)².
-	jIdx := graph.BroadcastToDims(graph.Reshape(graph.Iota(g, shapes.Make(dt, Tmax+1), 0), 1, Tmax+1), B, Tmax+1)
-	lenColH := graph.BroadcastToDims(graph.Reshape(lengths, B, 1), B, Tmax+1)
-	hValid := graph.LessOrEqual(jIdx, lenColH)
-	hZeros := graph.ZerosLike(h)
-	hm := graph.Where(hValid, h, hZeros)
-	hBar := graph.Div(graph.ReduceSum(hm, 1), graph.AddScalar(lengths, 1)) // [B]
-	centred := graph.Where(hValid, graph.Sub(h, graph.BroadcastToDims(graph.Reshape(hBar, B, 1), B, Tmax+1)), hZeros)
-	ss := graph.ReduceSum(graph.Square(centred), 1) // [B]
-	perTraj = graph.Div(graph.MulScalar(ss, 2), graph.MaxScalar(lengths, 1))
+	// a_t = P_t − F_t for t < T (P exclusive: inclusive scan minus the element), a_T = P_T − F_T.
+	incl := prefixSum(dl)
+	a := graph.Where(valid, graph.Sub(graph.Sub(incl, dl), f), zeros)
+	aT := graph.Sub(graph.ReduceSum(dl, 1), terminal) // [B]
+	count := graph.AddScalar(lengths, 1)
+	abar := graph.Div(graph.Add(graph.ReduceSum(a, 1), aT), count)
+	c := graph.Where(valid, graph.Sub(a, graph.BroadcastToDims(graph.Reshape(abar, B, 1), B, Tmax)), zeros)
+	cT := graph.Sub(aT, abar)
+	ss := graph.Add(graph.ReduceSum(graph.Square(c), 1), graph.Square(cT))
+	perTraj = graph.Where(graph.GreaterThan(lengths, graph.ScalarZero(g, dt)),
+		graph.Div(graph.MulScalar(ss, 2), graph.MaxScalar(lengths, 1)), graph.ZerosLike(lengths))
 
 	rows := graph.ReduceAllSum(graph.ConvertDType(graph.GreaterThan(lengths, graph.ScalarZero(g, dt)), dt))
 	mean = graph.Div(graph.ReduceAllSum(perTraj), graph.MaxScalar(rows, 1))
 	return perTraj, mean
 }
 
-// rowTimesMatrix returns x·M for x [B, n] and a constant M [n, m], as a broadcast product and a
-// sum over n. It avoids DotGeneral, whose autodiff is slow on simplego; the [B, n, m]
-// intermediate is small for the trajectory lengths used here.
-func rowTimesMatrix(x, m *graph.Node) *graph.Node {
-	B, n := x.Shape().Dimensions[0], x.Shape().Dimensions[1]
-	cols := m.Shape().Dimensions[1]
-	xb := graph.BroadcastToDims(graph.Reshape(x, B, n, 1), B, n, cols)
-	mb := graph.BroadcastToDims(graph.Reshape(m, 1, n, cols), B, n, cols)
-	return graph.ReduceSum(graph.Mul(xb, mb), 1)
+// prefixSum is the inclusive prefix sum along axis 1 of x [B, T], with the reverse prefix sum of
+// the adjoint as its gradient (the custom-gradient pattern of MatMulCustomGrad).
+func prefixSum(x *graph.Node) *graph.Node {
+	var vy *graph.Node
+	xi := graph.IdentityWithCustomGradient(x, func(_, _ *graph.Node) *graph.Node { return scan(vy, true) })
+	y := graph.Add(scan(graph.StopGradient(x), false), graph.MulScalar(graph.ReduceAllSum(xi), 0))
+	return graph.IdentityWithCustomGradient(y, func(_, v *graph.Node) *graph.Node {
+		vy = v
+		return v
+	})
+}
+
+// scan is the Hillis–Steele inclusive scan along axis 1 of x [B, T]: forward sums Σ_{s≤t} x_s,
+// reverse sums Σ_{s≥t} x_s, in ⌈log₂ T⌉ steps of adding x shifted by 1, 2, 4, … positions. Every
+// step is under StopGradient: autodiff would otherwise still build the slices' adjoints (Pad,
+// which simplego lacks) on the way to the stopped input; prefixSum supplies the gradient.
+func scan(x *graph.Node, reverse bool) *graph.Node {
+	B, T := x.Shape().Dimensions[0], x.Shape().Dimensions[1]
+	for d := 1; d < T; d *= 2 {
+		pad := graph.Zeros(x.Graph(), shapes.Make(x.DType(), B, d))
+		var shifted *graph.Node
+		if reverse {
+			shifted = graph.Concatenate([]*graph.Node{graph.Slice(x, graph.AxisRange(), graph.AxisRange(d, T)), pad}, 1)
+		} else {
+			shifted = graph.Concatenate([]*graph.Node{pad, graph.Slice(x, graph.AxisRange(), graph.AxisRange(0, T-d))}, 1)
+		}
+		x = graph.StopGradient(graph.Add(x, shifted))
+	}
+	return x
 }
 
 func panicf(format string, args ...any) { panic(fmt.Errorf(format, args...)) }

@@ -165,7 +165,7 @@ func closeTo(got, want, tol float64) bool {
 
 func TestAnchorTBMatchesAllPairs(t *testing.T) {
 	run := tbLossExec(t, testBackend(t))
-	const B, Tmax = 9, 7
+	const B, Tmax = 9, 64
 	for seed := uint64(1); seed <= 6; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 17))
 		flows, deltaL, terminal := randomTrajs(rng, B, Tmax)
@@ -301,7 +301,7 @@ func TestAnchorTBZeroIffTelescoping(t *testing.T) {
 		}
 		flows[b][tt] -= 0.25
 	}
-	// Remark A.8: T = 2, e = (c, −c) balances the full trajectory yet costs 2c²/3.
+	// Remark A.6 (local coverage): T = 2, e = (c, −c) balances the full trajectory yet costs 2c²/3.
 	// With v = (0, 0, 0) and Δℓ = (c, −c), e = (c, −c).
 	c := 0.5
 	per, _ = run(newTBBatch(Tmax, [][]float64{{0, 0}}, [][]float64{{c, -c}}, []float64{0}, func() float32 { return 0 }))
@@ -395,6 +395,72 @@ func TestAnchorTBPaddingValuesAndEmptyRows(t *testing.T) {
 	for k := range gd {
 		if math.IsNaN(float64(gd[k])) || math.IsInf(float64(gd[k]), 0) || math.IsNaN(float64(gf[k])) || math.IsInf(float64(gf[k]), 0) {
 			t.Fatalf("non-finite gradient at %d: ∂/∂Δℓ = %g, ∂/∂F = %g", k, gd[k], gf[k])
+		}
+	}
+}
+
+// TestAnchorTBGoMatchesDefinitions: the O(T) float64 form used by the update equals the all-pairs
+// definition and Prop. A.7's coefficients (2/K_T)(G_T e)_t for every T from 1 to 64, and its
+// ∂L/∂F_t equals finite differences of the all-pairs loss.
+func TestAnchorTBGoMatchesDefinitions(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for T := 1; T <= 64; T++ {
+		v, dl := make([]float64, T+1), make([]float64, T)
+		for i := range v {
+			v[i] = 2 * rng.NormFloat64()
+		}
+		for i := range dl {
+			dl[i] = rng.NormFloat64()
+		}
+		loss, dDelta, dFlows := AnchorTB(v[:T], dl, v[T])
+		if want := allPairsLoss(v, dl); !closeTo(loss, want, 1e-12) {
+			t.Fatalf("T=%d: loss %.15g, all-pairs %.15g", T, loss, want)
+		}
+		for i, want := range coefficients(v, dl) {
+			if !closeTo(dDelta[i], want, 1e-11) {
+				t.Fatalf("T=%d t=%d: Γ %.15g, (2/K_T)(G_T e)_t %.15g", T, i, dDelta[i], want)
+			}
+		}
+		for _, i := range []int{0, T / 2, T - 1} {
+			const h = 1e-6
+			v[i] += h
+			up := allPairsLoss(v, dl)
+			v[i] -= 2 * h
+			down := allPairsLoss(v, dl)
+			v[i] += h
+			if fd := (up - down) / (2 * h); !closeTo(dFlows[i], fd, 1e-6) {
+				t.Fatalf("T=%d: ∂L/∂F_%d = %.10g, finite difference %.10g", T, i, dFlows[i], fd)
+			}
+		}
+	}
+	// Remark A.6 (local coverage): T = 2, e = (c, −c) has a zero full-trajectory residual and
+	// L = 2c²/3.
+	const c = 0.7
+	v, dl := []float64{0, 0, 0}, []float64{c, -c}
+	if loss, _, _ := AnchorTB(v[:2], dl, v[2]); math.Abs(loss-2*c*c/3) > 1e-15 {
+		t.Fatalf("Remark A.6: loss %v, want 2c²/3 = %v", loss, 2*c*c/3)
+	}
+}
+
+// TestAnchorTBGoMatchesGraph: the float64 form and the padded graph agree on every row.
+func TestAnchorTBGoMatchesGraph(t *testing.T) {
+	run := tbGradExec(t, testBackend(t))
+	const B, Tmax = 12, 40
+	rng := rand.New(rand.NewPCG(8, 9))
+	flows, deltaL, terminal := randomTrajs(rng, B, Tmax)
+	tb := newTBBatch(Tmax, flows, deltaL, terminal, func() float32 { return float32(rng.NormFloat64()) })
+	per, gDelta, gFlows := run(tb)
+	for b := range B {
+		v, dl := tb.traj(b)
+		T := len(dl)
+		loss, dd, df := AnchorTB(v[:T], dl, v[T])
+		if !closeTo(float64(per[b]), loss, 1e-5) {
+			t.Fatalf("row %d: graph %v, Go %v", b, per[b], loss)
+		}
+		for i := range T {
+			if !closeTo(float64(gDelta[b*Tmax+i]), dd[i], 1e-4) || !closeTo(float64(gFlows[b*Tmax+i]), df[i], 1e-4) {
+				t.Fatalf("row %d t=%d: graph (%v, %v), Go (%v, %v)", b, i, gDelta[b*Tmax+i], gFlows[b*Tmax+i], dd[i], df[i])
+			}
 		}
 	}
 }

@@ -1,10 +1,12 @@
 package gpu
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/gomlx/gomlx/pkg/core/graph"
 
@@ -243,17 +245,40 @@ type Scores struct {
 	H          [][]float32 // h_ρ(s), EncoderDim per row
 }
 
-// Score returns log π_θ, log π_ρ over each row's legal actions and h_ρ(s).
+// scoreChunk is the most decisions one graph call scores: it bounds the [rows·K, hidden]
+// intermediates.
+const scoreChunk = 256
+
+// Score returns log π_θ, log π_ρ over each row's legal actions and h_ρ(s). Rows are scored in
+// chunks of similar legal counts (a stable sort by count), so each chunk pads to a small K.
 func (p *PolicyNet) Score(e *Engine, batch []PolicyRow) (*Scores, error) {
 	if err := p.check(); err != nil {
 		return nil, err
 	}
-	if len(batch) == 0 {
-		return &Scores{}, nil
+	s := &Scores{Theta: make([][]float32, len(batch)), Rho: make([][]float32, len(batch)), H: make([][]float32, len(batch))}
+	order := make([]int, len(batch))
+	for i := range order {
+		order[i] = i
 	}
-	in, err := p.pack(batch)
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(batch[a].Legal(), batch[b].Legal()) })
+	for lo := 0; lo < len(order); lo += scoreChunk {
+		idx := order[lo:min(lo+scoreChunk, len(order))]
+		chunk := make([]PolicyRow, len(idx))
+		for k, i := range idx {
+			chunk[k] = batch[i]
+		}
+		if err := p.scoreChunk(e, chunk, idx, s); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// scoreChunk scores one chunk; row k of the chunk is row idx[k] of the result.
+func (p *PolicyNet) scoreChunk(e *Engine, chunk []PolicyRow, idx []int, s *Scores) error {
+	in, err := p.pack(chunk)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	scale := p.Scale()
 	args := append(in.tensors(p.StateWidth), paramTensors(p.Params())...)
@@ -265,14 +290,14 @@ func (p *PolicyNet) Score(e *Engine, batch []PolicyRow) (*Scores, error) {
 		return []*graph.Node{maskedLogSoftmax(lt, mask), maskedLogSoftmax(lr, mask), h}
 	}, args...)
 	if err != nil {
-		return nil, fmt.Errorf("policy net: %w", err)
+		return fmt.Errorf("policy net: %w", err)
 	}
-	s := &Scores{Theta: make([][]float32, in.n), Rho: make([][]float32, in.n), H: make([][]float32, in.n)}
 	E := p.EncoderDim
-	for i, r := range batch {
-		s.Theta[i] = out[0][i*in.k : i*in.k+r.Legal() : i*in.k+r.Legal()]
-		s.Rho[i] = out[1][i*in.k : i*in.k+r.Legal() : i*in.k+r.Legal()]
-		s.H[i] = out[2][i*E : (i+1)*E : (i+1)*E]
+	for k, r := range chunk {
+		i := idx[k]
+		s.Theta[i] = out[0][k*in.k : k*in.k+r.Legal() : k*in.k+r.Legal()]
+		s.Rho[i] = out[1][k*in.k : k*in.k+r.Legal() : k*in.k+r.Legal()]
+		s.H[i] = out[2][k*E : (k+1)*E : (k+1)*E]
 	}
-	return s, nil
+	return nil
 }

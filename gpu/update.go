@@ -1,8 +1,10 @@
 package gpu
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/gomlx/gomlx/pkg/core/graph"
 )
@@ -88,8 +90,8 @@ const MaxRescoreMismatch = 1e-4
 //
 //  1. residuals b_ψ(h_ρ(s_t), f(s_t)) and flows F_t = b_t + clip(u + c_t, 0, β) for t < T,
 //     F_T = log R_β(r), at the parameters before the update;
-//  2. the per-trajectory loss, its ∂/∂Δℓ_t (= Γ_t) and ∂/∂F_t by autodiff of AnchorTBLoss in
-//     float64, and the reference and anchor-only levels;
+//  2. the per-trajectory loss, its ∂/∂Δℓ_t (= Γ_t) and ∂/∂F_t in float64 in O(T) (AnchorTB),
+//     and the reference and anchor-only levels;
 //  3. the gradient of the batch mean by Lemma A.8's routing, Σ_t (Γ_t/B)·∇log π_θ(a_t|s_t) +
 //     Σ_t (∂L/∂F_t / B)·∇b_ψ(s_t), in chunks of decisions; one clip over (adapter, b_ψ, free
 //     anchors) and AdamW with the two groups;
@@ -238,10 +240,7 @@ func (l *Learner) lossAndGradient(e *Engine, in UpdateInput) (*UpdateResult, [][
 	}
 
 	// 2. Losses and coefficients.
-	dDelta, dFlow, err := l.anchorTB(e, in.Trajectories, res)
-	if err != nil {
-		return nil, nil, nil, err
-	}
+	dDelta, dFlow := l.anchorTB(in.Trajectories, res)
 
 	// 3. The policy gradient step.
 	B := float64(len(in.Trajectories))
@@ -297,58 +296,28 @@ func (l *Learner) residualInputs(e *Engine, rows []PolicyRow, refs []StateRef, t
 }
 
 // anchorTB evaluates the loss of every trajectory three ways (with Δℓ; Δℓ = 0; Δℓ = 0 and
-// b_ψ = 0) in one float64 graph call, fills res.Episodes and the coefficients, and returns
-// ∂L_b/∂Δℓ_t and ∂L_b/∂F_t of the first way.
-func (l *Learner) anchorTB(e *Engine, trajs []Trajectory, res *UpdateResult) (dDelta, dFlow [][]float64, err error) {
-	B := len(trajs)
-	tMax := 1
-	for _, tr := range trajs {
-		tMax = max(tMax, len(tr.Steps))
-	}
-	tm := bucket(tMax, 8)
-	rowsN := bucket(3*B, 8)
-	flows, delta, mask := make([]float64, rowsN*tm), make([]float64, rowsN*tm), make([]float64, rowsN*tm)
-	terminal, weights := make([]float64, rowsN), make([]float64, rowsN)
+// b_ψ = 0) in float64 in O(T), fills res.Episodes and the coefficients, and returns ∂L_b/∂Δℓ_t
+// and ∂L_b/∂F_t of the first way.
+func (l *Learner) anchorTB(trajs []Trajectory, res *UpdateResult) (dDelta, dFlow [][]float64) {
+	dDelta, dFlow = make([][]float64, len(trajs)), make([][]float64, len(trajs))
 	for b, tr := range trajs {
-		term := LogRewardBeta(tr.Reward, l.opt.Beta)
-		for blk := range 3 {
-			r := blk*B + b
-			terminal[r] = term
-			for t, s := range tr.Steps {
-				c := res.Steps[b][t]
-				mask[r*tm+t] = 1
-				switch blk {
-				case 0:
-					flows[r*tm+t], delta[r*tm+t] = c.Flow, s.DeltaL
-				case 1:
-					flows[r*tm+t] = c.Flow
-				case 2:
-					flows[r*tm+t] = c.Measured
-				}
-			}
-		}
-		weights[b] = 1
-	}
-	out, err := runAs[float64](e, "anchortb/grad", func(in []*graph.Node) []*graph.Node {
-		per, _ := AnchorTBLoss(in[0], in[1], in[2], in[3])
-		obj := graph.ReduceAllSum(graph.Mul(per, in[4]))
-		g := graph.Gradient(obj, in[1], in[0])
-		return []*graph.Node{per, g[0], g[1]}
-	}, matrix(flows, rowsN, tm), matrix(delta, rowsN, tm), matrix(terminal, rowsN), matrix(mask, rowsN, tm), matrix(weights, rowsN))
-	if err != nil {
-		return nil, nil, fmt.Errorf("update: AnchorTB: %w", err)
-	}
-	dDelta, dFlow = make([][]float64, B), make([][]float64, B)
-	for b, tr := range trajs {
-		res.Episodes[b] = EpisodeLoss{Loss: out[0][b], LossRho: out[0][B+b], LossAnchor: out[0][2*B+b]}
 		T := len(tr.Steps)
-		dDelta[b] = out[1][b*tm : b*tm+T]
-		dFlow[b] = out[2][b*tm : b*tm+T]
+		flows, measured, delta := make([]float64, T), make([]float64, T), make([]float64, T)
+		for t, s := range tr.Steps {
+			flows[t], measured[t], delta[t] = res.Steps[b][t].Flow, res.Steps[b][t].Measured, s.DeltaL
+		}
+		term := LogRewardBeta(tr.Reward, l.opt.Beta)
+		var ep EpisodeLoss
+		ep.Loss, dDelta[b], dFlow[b] = AnchorTB(flows, delta, term)
+		zero := make([]float64, T)
+		ep.LossRho, _, _ = AnchorTB(flows, zero, term)
+		ep.LossAnchor, _, _ = AnchorTB(measured, zero, term)
+		res.Episodes[b] = ep
 		for t := range T {
 			res.Steps[b][t].Coefficient = dDelta[b][t]
 		}
 	}
-	return dDelta, dFlow, nil
+	return dDelta, dFlow
 }
 
 // policyGradient returns the gradient of J = Σ_d cTheta_d·log π_θ(a_d|s_d) + Σ_d cResid_d·b_ψ(x_d)
@@ -362,7 +331,6 @@ func (l *Learner) policyGradient(e *Engine, rows []PolicyRow, refs []StateRef, t
 		nParams += 4
 	}
 	sums := make([][]float64, nParams)
-	logp := make([]float64, 0, len(rows))
 	scale := p.Scale()
 	key := fmt.Sprintf("policy/grad/%s/%s/%v", p.key(), h.key(), withResid)
 	fn := func(x []*graph.Node) []*graph.Node {
@@ -378,19 +346,31 @@ func (l *Learner) policyGradient(e *Engine, rows []PolicyRow, refs []StateRef, t
 		}
 		return append(graph.Gradient(j, wrt...), picked)
 	}
-	for lo := 0; lo < len(rows); lo += gradChunk {
-		hi := min(lo+gradChunk, len(rows))
-		in, err := p.pack(rows[lo:hi])
+	// Chunks of decisions with similar legal counts pad to small K; the gradient is a sum, so the
+	// order is free (a stable sort keeps it deterministic).
+	order := make([]int, len(rows))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(rows[a].Legal(), rows[b].Legal()) })
+	logp := make([]float64, len(rows))
+	for lo := 0; lo < len(order); lo += gradChunk {
+		idx := order[lo:min(lo+gradChunk, len(order))]
+		chunk, chunkIn := make([]PolicyRow, len(idx)), make([][]float32, len(idx))
+		for k, i := range idx {
+			chunk[k], chunkIn[k] = rows[i], resIn[i]
+		}
+		in, err := p.pack(chunk)
 		if err != nil {
 			return nil, nil, err
 		}
 		oh, ct, cr := make([]float32, in.rows*in.k), make([]float32, in.rows), make([]float32, in.rows)
-		for i := lo; i < hi; i++ {
+		for k, i := range idx {
 			ref := refs[i]
-			oh[(i-lo)*in.k+trajs[ref.Traj].Steps[ref.T].Chosen] = 1
-			ct[i-lo], cr[i-lo] = cTheta[i], cResid[i]
+			oh[k*in.k+trajs[ref.Traj].Steps[ref.T].Chosen] = 1
+			ct[k], cr[k] = cTheta[i], cResid[i]
 		}
-		ri, err := packRows("residual input", resIn[lo:hi], h.In, in.rows)
+		ri, err := packRows("residual input", chunkIn, h.In, in.rows)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -410,8 +390,8 @@ func (l *Learner) policyGradient(e *Engine, rows []PolicyRow, refs []StateRef, t
 				sums[g][i] += float64(v)
 			}
 		}
-		for i := range hi - lo {
-			logp = append(logp, float64(out[nParams][i]))
+		for k, i := range idx {
+			logp[i] = float64(out[nParams][k])
 		}
 	}
 	grads := make([][]float32, nParams)

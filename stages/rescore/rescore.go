@@ -17,8 +17,9 @@ const (
 	Name         = "rescore"
 	File         = "scores.arrow"
 	rolloutStage = "rollout"
-	// chunk is the number of decisions scored per network call.
-	chunk = 256
+	// chunk is the number of decisions scored between cancellation checks (the network chunks
+	// them further by legal count).
+	chunk = 4096
 )
 
 // MaxBehaviorMismatch bounds |rescored − behaviour| log-probability of a sampled decision: the
