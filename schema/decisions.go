@@ -25,6 +25,7 @@ var Decisions = declare("decisions", 2,
 	field("n_edges", i32),
 	field("observation", utf8),       // feedback text
 	field("output_changed", boolean), // the graded output changed after this decision
+	nullable("output_score", f64),    // grader's score of the output node's text just after this decision (null: no output node)
 )
 
 // DecisionRow is a row of the decisions table.
@@ -50,4 +51,5 @@ type DecisionRow struct {
 	NEdges        int32       `arrow:"n_edges"`
 	Observation   string      `arrow:"observation"`
 	OutputChanged bool        `arrow:"output_changed"`
+	OutputScore   *float64    `arrow:"output_score"`
 }

@@ -24,6 +24,7 @@ func TestRowTypesBindToTheirTables(t *testing.T) {
 		{Coefficients, func() error { _, err := Build(Coefficients, []CoefficientRow{{}}); return err }},
 		{Checkpoint, func() error { _, err := Build(Checkpoint, []CheckpointRow{{}}); return err }},
 		{UpdateMetrics, func() error { _, err := Build(UpdateMetrics, []UpdateMetricsRow{{}}); return err }},
+		{EvalResults, func() error { _, err := Build(EvalResults, []EvalRow{{}}); return err }},
 		{Ledger, func() error { _, err := Build(Ledger, []LedgerRow{{}}); return err }},
 		{Skills, func() error { _, err := Build(Skills, []SkillRow{{}}); return err }},
 		{Proposals, func() error { _, err := Build(Proposals, []ProposalRow{{}}); return err }},

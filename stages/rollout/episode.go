@@ -142,6 +142,11 @@ func (e *env) run(ctx context.Context, j job) (*episode, error) {
 		}
 		outcome, err := rt.Apply(ctx, a)
 		row.Observation, row.OutputChanged = outcome.Observation, outcome.OutputChanged
+		if err == nil {
+			if row.OutputScore, err = outputScore(ctx, rt, sess); err != nil {
+				err = fmt.Errorf("grade the output after decision %d: %w", t, err)
+			}
+		}
 		out.decisions = append(out.decisions, row)
 		for _, x := range outcome.Executions {
 			out.executions = append(out.executions, executionRowOf(j.id, int32(t), x))
@@ -202,6 +207,26 @@ func (e *env) decide(d *policy.Decision, j job, t int, forced bool) (schema.Deci
 	a := d.Legal[i]
 	row.Chosen, row.LogpBehavior, row.ActionJSON, row.ActionKind = int32(i), logp[i], a.JSON(), a.Kind
 	return row, a, nil
+}
+
+// outputScore is the grader's score of the output node's text now (the episode's reward after
+// STOP), for the in-run edit outcomes of the report; nil when no output node is set.
+func outputScore(ctx context.Context, rt *orchestra.Runtime, sess executor.Session) (*float64, error) {
+	if rt.Stopped() {
+		r := rt.Reward()
+		return &r, nil
+	}
+	id := rt.OutputNode()
+	if id == "" {
+		return nil, nil
+	}
+	for _, n := range rt.Nodes() {
+		if n.ID == id {
+			s, err := sess.Grade(ctx, n.Output)
+			return &s, err
+		}
+	}
+	return nil, nil
 }
 
 // finish fills the episode row from the runtime's final state.
