@@ -41,6 +41,11 @@ func TestAggregateCommand(t *testing.T) {
 			if err != nil || !strings.Contains(out, "update step 1: 24 trajectories") || !strings.Contains(out, "gain +0.0000") {
 				t.Fatalf("update 1: %v\n%s", err, out)
 			}
+			for _, stage := range []string{"validate", "author"} {
+				if out, err := run(t, "", stage, "--run", dir, "--step", s); err != nil {
+					t.Fatalf("%s %s: %v\n%s", stage, s, err, out)
+				}
+			}
 		}
 	}
 	out, err := run(t, "", "aggregate", "--run", dir, "--step", "2")

@@ -12,6 +12,7 @@ import (
 	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/sim"
+	"github.com/evosteer/evosteer-go/internal/skills"
 	"github.com/evosteer/evosteer-go/internal/tasks"
 	"github.com/evosteer/evosteer-go/schema"
 	"github.com/evosteer/evosteer-go/stages/rollout"
@@ -142,10 +143,25 @@ func readDir(t *testing.T, dir string) map[string][]byte {
 	return out
 }
 
-// untrained writes the untrained learner as step's checkpoint, so step+1 can be rolled out.
+// untrained writes the untrained learner as step's checkpoint and, from step 1, an empty skill
+// library as its author's output, so step+1 can be rolled out without training.
 func untrained(t testing.TB, r *rundir.Run, step int) {
 	t.Helper()
-	if _, err := r.RunStage(context.Background(), step, update.Initial(r), false); err != nil {
+	ctx := context.Background()
+	if _, err := r.RunStage(ctx, step, update.Initial(r), false); err != nil {
+		t.Fatal(err)
+	}
+	if step == 0 {
+		return
+	}
+	empty := rundir.Stage{Name: skills.AuthorStage, Run: func(_ context.Context, sc *rundir.StageContext) error {
+		lib, err := skills.NewLibrary(r.Config.Admission, nil)
+		if err != nil {
+			return err
+		}
+		return skills.WriteSnapshot(sc.OutDir, sc.Lineage(), lib)
+	}}
+	if _, err := r.RunStage(ctx, step, empty, false); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -2,8 +2,10 @@ package rollout
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 
 	"github.com/evosteer/evosteer-go/gpu"
@@ -11,9 +13,14 @@ import (
 	"github.com/evosteer/evosteer-go/internal/orchestra"
 	"github.com/evosteer/evosteer-go/internal/policy"
 	"github.com/evosteer/evosteer-go/internal/seed"
+	"github.com/evosteer/evosteer-go/internal/skills"
 	"github.com/evosteer/evosteer-go/internal/tasks"
 	"github.com/evosteer/evosteer-go/schema"
 )
+
+// errForcedIllegal: a paired arm's forced first action is not among the legal actions (its role
+// cannot run within the budget, or the skill is not on the menu).
+var errForcedIllegal = errors.New("forced first action not legal")
 
 // maxDecisions guards against a policy that never stops; the budget normally ends an episode
 // far sooner, since every sampled decision is charged its controller prompt.
@@ -31,7 +38,15 @@ type job struct {
 	// published value head; a scripted policy (tests, fixed paradigms) decides on its own.
 	theta  bool
 	script policy.Policy
+	// menu is the skill menu frozen for the episode (its family's, or a control arm's without
+	// the tested skill); first, when set, is the forced first action of a paired arm.
+	menu  skills.Menu
+	first *orchestra.Action
+	pair  *pairInfo
 }
+
+// pairInfo identifies a paired arm.
+type pairInfo struct{ pairID, comparisonID, skillID string }
 
 // episode is everything one rollout produced.
 type episode struct {
@@ -43,9 +58,8 @@ type episode struct {
 // env is what every episode of the stage shares.
 type env struct {
 	exec     executor.Executor
-	options  orchestra.Options
+	options  orchestra.Options // Menu is set per job
 	families []string
-	menuID   string
 	prior    *policy.Prior
 	// waves scores the network episodes (nil when every job is scripted); useValue shows them
 	// the published value head (false: the value-head ablation); zeroFeatures zeroes f(s) in
@@ -77,7 +91,10 @@ func (e *env) run(ctx context.Context, j job) (*episode, error) {
 	e.slots <- struct{}{}
 	defer func() { <-e.slots }()
 	out := &episode{row: schema.EpisodeRow{EpisodeID: j.id, TaskID: j.task.ID, Family: j.task.Family, TaskType: j.task.TaskType,
-		Split: j.task.Split, Source: j.source, Seed: j.seed, Healthy: true, MenuID: e.menuID}}
+		Split: j.task.Split, Source: j.source, Seed: j.seed, Healthy: true, MenuID: j.menu.ID}}
+	if j.pair != nil {
+		out.row.PairID, out.row.ComparisonID, out.row.CandidateSkillID = &j.pair.pairID, &j.pair.comparisonID, &j.pair.skillID
+	}
 	if network {
 		out.row.PolicyVersion, out.row.ValueVersion = e.policyVersion, e.valueVersion
 	}
@@ -89,7 +106,9 @@ func (e *env) run(ctx context.Context, j job) (*episode, error) {
 		unhealthy("begin episode: " + err.Error())
 		return out, nil
 	}
-	rt := orchestra.New(j.task, sess, j.seed, e.options)
+	opts := e.options
+	opts.Menu = j.menu.Skills
+	rt := orchestra.New(j.task, sess, j.seed, opts)
 	showValue := network && e.useValue
 	var previous float64 // the estimate shown at the previous decision
 	for t := 0; !rt.Stopped(); t++ {
@@ -134,6 +153,10 @@ func (e *env) run(ctx context.Context, j job) (*episode, error) {
 			}
 		}
 		row, a, err := e.decide(d, j, t, forced)
+		if errors.Is(err, errForcedIllegal) {
+			unhealthy(fmt.Sprintf("the forced first action %s is not legal", j.first.JSON()))
+			break
+		}
 		if err != nil {
 			return nil, fmt.Errorf("episode %s decision %d: %w", j.id, t, err)
 		}
@@ -182,6 +205,16 @@ func (e *env) decide(d *policy.Decision, j job, t int, forced bool) (schema.Deci
 	row.LegalActions = make([]string, len(d.Legal))
 	for i, a := range d.Legal {
 		row.LegalActions[i] = a.JSON()
+	}
+	if t == 0 && j.first != nil {
+		// A paired arm's forced first action: taken with certainty (behaviour log-prob 0);
+		// rescore scores it at its true probability over the full legal set.
+		i := slices.IndexFunc(d.Legal, func(a orchestra.Action) bool { return a.JSON() == j.first.JSON() })
+		if i < 0 {
+			return row, orchestra.Action{}, errForcedIllegal
+		}
+		row.Forced, row.Chosen, row.ActionJSON, row.ActionKind = true, int32(i), d.Legal[i].JSON(), d.Legal[i].Kind
+		return row, d.Legal[i], nil
 	}
 	var logp []float64
 	if j.script != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/executor"
 	"github.com/evosteer/evosteer-go/internal/policy"
+	"github.com/evosteer/evosteer-go/internal/skills"
 	"github.com/evosteer/evosteer-go/internal/tasks"
 	"github.com/evosteer/evosteer-go/schema"
 )
@@ -22,6 +23,7 @@ type Job struct {
 	Seed   uint64
 	Theta  bool
 	Script policy.Policy
+	Menu   skills.Menu // the frozen skill menu of the task's family
 }
 
 // Played is everything one episode produced.
@@ -40,7 +42,7 @@ func Play(ctx context.Context, cfg *config.Config, exec executor.Executor, l *gp
 		if j.Script == nil && (l == nil || eng == nil) {
 			return nil, errors.New("play: a network job needs a learner and an engine")
 		}
-		js[i] = job{task: j.Task, source: j.Source, id: j.ID, seed: j.Seed, order: i, theta: j.Theta, script: j.Script}
+		js[i] = job{task: j.Task, source: j.Source, id: j.ID, seed: j.Seed, order: i, theta: j.Theta, script: j.Script, menu: j.Menu}
 	}
 	if l == nil {
 		l = &gpu.Learner{} // no network job asks it anything

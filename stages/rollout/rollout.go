@@ -2,13 +2,10 @@ package rollout
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,6 +20,7 @@ import (
 	"github.com/evosteer/evosteer-go/internal/policy"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/seed"
+	"github.com/evosteer/evosteer-go/internal/skills"
 	"github.com/evosteer/evosteer-go/internal/sim"
 	"github.com/evosteer/evosteer-go/internal/tasks"
 	"github.com/evosteer/evosteer-go/schema"
@@ -58,10 +56,14 @@ func (s Shard) suffix() string {
 // Progress is told, after every finished episode, how many of the total are done.
 type Progress func(done, total int)
 
-// Stage returns the rollout stage of one step. It reads the training tasks and the learner of
-// the previous step (step 0's is written by init).
+// Stage returns the rollout stage of one step. It reads the training tasks, the learner of the
+// previous step (step 0's is written by init) and the skill library the previous step's author
+// wrote (none at step 1).
 func Stage(r *rundir.Run, step int, shard Shard, progress Progress) rundir.Stage {
 	st := rundir.Stage{Name: Name, Inputs: []string{r.Rel(r.TasksPath("train")), r.Rel(learner.Path(r, step-1))}}
+	if p := skills.LibraryPath(r, step); p != "" {
+		st.Inputs = append(st.Inputs, r.Rel(p))
+	}
 	if shard.Count > 1 {
 		st.Shard = strings.TrimPrefix(shard.suffix(), "-")
 	}
@@ -97,12 +99,16 @@ func run(ctx context.Context, sc *rundir.StageContext, shard Shard, progress Pro
 	if err != nil {
 		return err
 	}
+	lib, err := skills.LoadLibrary(sc.Run, sc.Step)
+	if err != nil {
+		return err
+	}
 	eng, err := gpu.OpenEngine(cfg.Compute.Backend)
 	if err != nil {
 		return err
 	}
 	defer eng.Close()
-	jobs, picked := plan(cfg, sc.Step, train, shard)
+	jobs, picked := plan(cfg, sc.Step, train, shard, lib)
 	e := newEnv(cfg, exec, l, eng, jobs)
 	eps, err := runAll(ctx, e, jobs, workers(cfg), progress)
 	if err != nil {
@@ -123,16 +129,21 @@ func newEnv(cfg *config.Config, exec executor.Executor, l *gpu.Learner, eng *gpu
 			network++
 		}
 	}
-	return &env{exec: exec, families: cfg.Families, menuID: menuID(nil), prior: policy.NewPrior(cfg.Prior),
+	return &env{exec: exec, families: cfg.Families, prior: policy.NewPrior(cfg.Prior),
 		options: orchestra.Options{Budget: cfg.Budget, Interleaved: !cfg.Ablated("interleaved-execution"),
 			Repair: !cfg.Ablated("learnable-repair")},
 		waves: newWaves(l, eng, network), useValue: !cfg.Ablated("value-head"), zeroFeatures: cfg.Ablated("execution-features"),
 		policyVersion: l.PolicyVersion, valueVersion: l.ValueVersion}
 }
 
-// plan builds the step's episode jobs: for every scheduled task of the shard, the current (π_θ)
-// and natural-reference (π_ρ) rollouts, each seeded by its episode id.
-func plan(cfg *config.Config, step int, train []tasks.Task, shard Shard) ([]job, []tasks.Task) {
+// plan builds the step's episode jobs for every scheduled task of the shard: the current (π_θ)
+// and natural-reference (π_ρ) rollouts, each seeded by its episode id and shown the family's
+// menu; and, for every skill the library tests in the task's family (skills.Library.Tested),
+// one pair (paper Eq. 9, reference §5.5): a treatment arm forced to start with
+// ADD_AGENT(n0, solver, σ) on the full menu and a control arm forced to ADD_AGENT(n0, solver)
+// with σ removed from its menu for the whole episode, both continued by ρ and sharing the
+// pair's seed.
+func plan(cfg *config.Config, step int, train []tasks.Task, shard Shard, lib *skills.Library) ([]job, []tasks.Task) {
 	byID := make(map[string]tasks.Task, len(train))
 	byFamily := map[string][]string{}
 	for _, t := range train {
@@ -142,25 +153,50 @@ func plan(cfg *config.Config, step int, train []tasks.Task, shard Shard) ([]job,
 	ids := Schedule(cfg.Seed, step, cfg.Batch.Tasks, cfg.Families, byFamily)
 	var jobs []job
 	var picked []tasks.Task
+	add := func(j job) {
+		j.order = len(jobs)
+		jobs = append(jobs, j)
+	}
 	for i, id := range ids {
 		if shard.Count > 1 && i%shard.Count != shard.Index-1 {
 			continue
 		}
 		t := byID[id]
 		picked = append(picked, t)
+		menu := lib.Menu(t.Family)
 		for _, src := range []struct {
 			name string
 			n    int
 		}{{"current", cfg.Batch.CurrentRollouts}, {"natural_reference", cfg.Batch.ReferenceRollouts}} {
 			for k := 0; k < src.n; k++ {
 				eid := fmt.Sprintf("%d/%s/%s/%d", step, id, src.name, k)
-				jobs = append(jobs, job{task: t, source: src.name, index: k, id: eid, seed: seed.Derive(cfg.Seed, eid),
-					order: len(jobs), theta: src.name == "current"})
+				add(job{task: t, source: src.name, index: k, id: eid, seed: seed.Derive(cfg.Seed, eid),
+					theta: src.name == "current", menu: menu})
+			}
+		}
+		for k, s := range lib.Tested(t.Family, step) {
+			comp, _ := lib.Comparison(s.ID, step)
+			pid := skills.PairID(step, id, comp)
+			info := &pairInfo{pairID: pid, comparisonID: comp, skillID: s.ID}
+			for _, arm := range []struct {
+				source string
+				menu   skills.Menu
+				first  orchestra.Action
+			}{
+				{"paired_treatment", menu, orchestra.Action{Kind: orchestra.KindAddAgent, NodeID: "n0", RoleID: pairedRole, SkillID: s.ID}},
+				{"paired_control", lib.Background(t.Family, s.ID), orchestra.Action{Kind: orchestra.KindAddAgent, NodeID: "n0", RoleID: pairedRole}},
+			} {
+				first := arm.first
+				add(job{task: t, source: arm.source, index: k, id: fmt.Sprintf("%d/%s/%s/%d", step, id, arm.source, k),
+					seed: seed.Derive(cfg.Seed, pid), menu: arm.menu, first: &first, pair: info})
 			}
 		}
 	}
 	return jobs, picked
 }
+
+// pairedRole is the forced first role of paired arms: roles[0] of the reference configuration.
+const pairedRole = "solver"
 
 func workers(cfg *config.Config) int {
 	if cfg.Rollout.Workers > 0 {
@@ -227,17 +263,6 @@ func checkHealth(eps []*episode, maxShare float64) error {
 		fmt.Fprintf(&b, "\n  %d x %s", reasons[k], k)
 	}
 	return fmt.Errorf("%d of %d episodes unhealthy (more than rollout.max_unhealthy_share = %g); reasons:%s", bad, len(eps), maxShare, b.String())
-}
-
-// menuID is the hash of a skill menu: the ids in order.
-func menuID(menu []orchestra.MenuSkill) string {
-	ids := make([]string, len(menu))
-	for i, s := range menu {
-		ids[i] = s.ID
-	}
-	slices.Sort(ids)
-	sum := sha256.Sum256([]byte(strings.Join(ids, "\n")))
-	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 func writeOutputs(sc *rundir.StageContext, lin schema.Lineage, shard Shard, eps []*episode, exec executor.Executor, picked []tasks.Task) error {

@@ -17,6 +17,7 @@ import (
 	"github.com/evosteer/evosteer-go/internal/policy"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/sim"
+	"github.com/evosteer/evosteer-go/internal/skills"
 	"github.com/evosteer/evosteer-go/internal/tasks"
 	"github.com/evosteer/evosteer-go/schema"
 	"github.com/evosteer/evosteer-go/stages/update"
@@ -48,10 +49,25 @@ func smallRun(t testing.TB, parent string, edit func(*config.Config)) *rundir.Ru
 	return r
 }
 
-// untrained writes the untrained learner as step's checkpoint, so step+1 can be rolled out.
+// untrained writes the untrained learner as step's checkpoint and, from step 1, an empty skill
+// library as its author's output, so step+1 can be rolled out without training.
 func untrained(t testing.TB, r *rundir.Run, step int) {
 	t.Helper()
-	if _, err := r.RunStage(context.Background(), step, update.Initial(r), false); err != nil {
+	ctx := context.Background()
+	if _, err := r.RunStage(ctx, step, update.Initial(r), false); err != nil {
+		t.Fatal(err)
+	}
+	if step == 0 {
+		return
+	}
+	empty := rundir.Stage{Name: skills.AuthorStage, Run: func(_ context.Context, sc *rundir.StageContext) error {
+		lib, err := skills.NewLibrary(r.Config.Admission, nil)
+		if err != nil {
+			return err
+		}
+		return skills.WriteSnapshot(sc.OutDir, sc.Lineage(), lib)
+	}}
+	if _, err := r.RunStage(ctx, step, empty, false); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -129,7 +145,11 @@ func testBatch(t testing.TB, exec func(*config.Config) executor.Executor) ([]job
 	for _, f := range cfg.Families {
 		train = append(train, sim.Tasks(cfg.Sim, cfg.Seed, f, f, "train", 4)...)
 	}
-	jobs, _ := plan(cfg, 1, train, Shard{1, 1})
+	lib, err := skills.NewLibrary(cfg.Admission, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, _ := plan(cfg, 1, train, Shard{1, 1}, lib)
 	eng, err := gpu.OpenEngine("simplego")
 	if err != nil {
 		t.Fatal(err)
@@ -242,5 +262,87 @@ func TestUnhealthyEpisodesAreKeptWithTheirReason(t *testing.T) {
 	}
 	if err := checkHealth(eps, 0.01); err == nil || !strings.Contains(err.Error(), "server unreachable") {
 		t.Fatalf("want a failure naming the reason, got %v", err)
+	}
+}
+
+// TestPairedArms: a candidate skill in one family's menu gives every task of that family one
+// pair (paper Eq. 9): the treatment arm is forced to ADD_AGENT(n0, solver, σ) on the full menu,
+// the control arm to ADD_AGENT(n0, solver) with σ off its menu for the whole episode; both share
+// the pair's seed and ids, are continued by ρ, and the forced action is recorded as forced.
+func TestPairedArms(t *testing.T) {
+	r := smallRun(t, t.TempDir(), nil)
+	untrained(t, r, 1)
+	rec := skills.Record{Name: "Check units", Description: "Re-derive the quantity.", Trigger: "Use when numbers appear.",
+		Plan: []string{"Restate the quantity", "Check each unit"}, Pitfalls: []string{"Skipping a conversion"}, Constraint: []string{"One answer"}}
+	cand := skills.Skill{ID: rec.ID(), Family: "medqa", Status: skills.Candidate, Basis: skills.BasisProposal, Record: rec,
+		ContentHash: rec.ContentHash(), CreatedStep: 1}
+	withSkill := rundir.Stage{Name: skills.AuthorStage, Run: func(_ context.Context, sc *rundir.StageContext) error {
+		lib, err := skills.NewLibrary(r.Config.Admission, []skills.Skill{cand})
+		if err != nil {
+			return err
+		}
+		return skills.WriteSnapshot(sc.OutDir, sc.Lineage(), lib)
+	}}
+	if _, err := r.RunStage(context.Background(), 1, withSkill, true); err != nil {
+		t.Fatal(err)
+	}
+	rolloutFiles(t, r, 2)
+	eps := readEpisodes(t, filepath.Join(r.StageDir(2, Name), "episodes.arrow"))
+	decs, err := schema.ReadFile[schema.DecisionRow](schema.Decisions, filepath.Join(r.StageDir(2, Name), "decisions.arrow"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := map[string]schema.DecisionRow{}
+	for _, d := range decs {
+		if d.T == 0 {
+			first[d.EpisodeID] = d
+		}
+	}
+	arms := map[string]map[string]schema.EpisodeRow{}
+	medqa := map[string]bool{}
+	for _, e := range eps {
+		if e.Family == "medqa" && e.Source == "current" {
+			medqa[e.TaskID] = true
+		}
+		if e.PairID == nil {
+			if e.Source != "current" && e.Source != "natural_reference" {
+				t.Fatalf("episode %s: source %s without a pair id", e.EpisodeID, e.Source)
+			}
+			continue
+		}
+		if e.Family != "medqa" || *e.CandidateSkillID != cand.ID || *e.ComparisonID != cand.ID+"@2" {
+			t.Fatalf("paired episode %s: family %s, skill %v, comparison %v", e.EpisodeID, e.Family, *e.CandidateSkillID, *e.ComparisonID)
+		}
+		if arms[*e.PairID] == nil {
+			arms[*e.PairID] = map[string]schema.EpisodeRow{}
+		}
+		arms[*e.PairID][e.Source] = e
+	}
+	if len(arms) == 0 || len(arms) != len(medqa) {
+		t.Fatalf("%d pairs for %d medqa tasks", len(arms), len(medqa))
+	}
+	for pid, a := range arms {
+		tr, co := a["paired_treatment"], a["paired_control"]
+		if tr.EpisodeID == "" || co.EpisodeID == "" || tr.Seed != co.Seed || tr.TaskID != co.TaskID {
+			t.Fatalf("pair %s: arms %v", pid, a)
+		}
+		if tr.MenuID == co.MenuID {
+			t.Fatalf("pair %s: the control arm saw the treatment's menu", pid)
+		}
+		dt, dc := first[tr.EpisodeID], first[co.EpisodeID]
+		wantT := `{"kind":"ADD_AGENT","node_id":"n0","role_id":"solver","skill_id":"` + cand.ID + `"}`
+		if !dt.Forced || !dc.Forced || dt.ActionJSON != wantT || dc.ActionJSON != `{"kind":"ADD_AGENT","node_id":"n0","role_id":"solver"}` || dt.LogpBehavior != 0 {
+			t.Fatalf("pair %s: first actions %s (forced %v) and %s (forced %v)", pid, dt.ActionJSON, dt.Forced, dc.ActionJSON, dc.Forced)
+		}
+		for _, d := range decs {
+			if d.EpisodeID != co.EpisodeID {
+				continue
+			}
+			for _, a := range d.LegalActions {
+				if strings.Contains(a, cand.ID) {
+					t.Fatalf("pair %s: the control arm could bind the tested skill at t=%d: %s", pid, d.T, a)
+				}
+			}
+		}
 	}
 }
