@@ -7,9 +7,11 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/sim"
 	"github.com/evosteer/evosteer-go/internal/tasks"
@@ -19,6 +21,7 @@ import (
 
 func newInitCmd() *cobra.Command {
 	var path, run string
+	var ablate []string
 	var taskFiles []string
 	cmd := &cobra.Command{
 		Use:   "init --run DIR [--config FILE] [--tasks FILE...]",
@@ -39,30 +42,41 @@ It writes step 0's learner, step-000000/update/checkpoint/learner.arrow: the pol
 its adapter at zero (π_θ = ρ), b_ψ = 0 and fresh heads, which step 1 rolls out.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := loadConfig(path)
-			if err != nil {
-				return err
-			}
-			populate := writeSimTasks
-			if len(taskFiles) > 0 {
-				populate = func(r *rundir.Run) error { return writeTaskFiles(r, taskFiles) }
-			}
-			r, err := rundir.Init(run, cfg, codeVersion(), populate)
-			if err != nil {
-				return err
-			}
-			if _, err := r.RunStage(cmd.Context(), 0, update.Initial(r), false); err != nil {
-				return fmt.Errorf("init %s: %w", run, err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "initialised run %s in %s (config sha256 %s)\n", r.Name, r.Dir, cfg.SHA256())
-			return nil
+			_, err := initRun(cmd, run, path, ablate, taskFiles)
+			return err
 		},
 	}
 	cmd.Flags().StringVar(&path, "config", "", "configuration file overlaid on the built-in pipeline.yaml")
 	cmd.Flags().StringVar(&run, "run", "", "run folder to create (required)")
+	cmd.Flags().StringArrayVar(&ablate, "ablate", nil, "switch on an ablation of paper appendix D (repeatable): "+strings.Join(config.Ablations, ", "))
 	cmd.Flags().StringSliceVar(&taskFiles, "tasks", nil, "task files (JSONL, reference row schema) to copy into the run; repeat or comma-separate")
 	cmd.MarkFlagRequired("run")
 	return cmd
+}
+
+// initRun creates a run folder: the configuration (--config with --ablate switched on), the task
+// records, and step 0's learner.
+func initRun(cmd *cobra.Command, run, path string, ablate, taskFiles []string) (*rundir.Run, error) {
+	cfg, err := loadConfig(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.Ablate(ablate...); err != nil {
+		return nil, err
+	}
+	populate := writeSimTasks
+	if len(taskFiles) > 0 {
+		populate = func(r *rundir.Run) error { return writeTaskFiles(r, taskFiles) }
+	}
+	r, err := rundir.Init(run, cfg, codeVersion(), populate)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := r.RunStage(cmd.Context(), 0, update.Initial(r), false); err != nil {
+		return nil, fmt.Errorf("init %s: %w", run, err)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "initialised run %s in %s (config sha256 %s)\n", r.Name, r.Dir, cfg.SHA256())
+	return r, nil
 }
 
 // writeSimTasks generates the simulated world's task records into a new run: training tasks of

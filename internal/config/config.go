@@ -1,5 +1,10 @@
 package config
 
+import (
+	"fmt"
+	"strings"
+)
+
 // Config is the resolved pipeline configuration. Field comments are in pipeline.yaml, which
 // is the single place the defaults live; this file only gives them types and ranges.
 type Config struct {
@@ -238,4 +243,22 @@ func (c *Config) TaskType(family string) (string, bool) {
 	}
 	t, ok := c.OODFamilies[family]
 	return t, ok
+}
+
+// Ablate switches on the named ablations (paper appendix D) besides those already configured;
+// an unknown name is an error listing the known ones.
+func (c *Config) Ablate(names ...string) error {
+	for _, n := range names {
+		known := false
+		for _, a := range Ablations {
+			known = known || a == n
+		}
+		if !known {
+			return fmt.Errorf("unknown ablation %q (known: %s)", n, strings.Join(Ablations, ", "))
+		}
+		if !c.Ablated(n) {
+			c.Ablations = append(c.Ablations, n)
+		}
+	}
+	return nil
 }

@@ -154,3 +154,23 @@ func TestMissingFile(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+func TestAblate(t *testing.T) {
+	c, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Ablate("value-head", "learnable-repair", "value-head"); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Ablations) != 2 || !c.Ablated("value-head") || !c.Ablated("learnable-repair") {
+		t.Fatalf("ablations %v", c.Ablations)
+	}
+	if err := c.Ablate("no-such-thing"); err == nil || !strings.Contains(err.Error(), "known: interleaved-execution") {
+		t.Fatalf("unknown ablation: %v", err)
+	}
+	d, _ := Default()
+	if c.SHA256() == d.SHA256() {
+		t.Fatal("ablations do not change the configuration hash")
+	}
+}

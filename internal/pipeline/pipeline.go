@@ -3,9 +3,13 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/evosteer/evosteer-go/internal/rundir"
+	"github.com/evosteer/evosteer-go/internal/skills"
+	"github.com/evosteer/evosteer-go/schema"
 	"github.com/evosteer/evosteer-go/stages/aggregate"
 	"github.com/evosteer/evosteer-go/stages/author"
 	"github.com/evosteer/evosteer-go/stages/rescore"
@@ -62,4 +66,85 @@ func Step(ctx context.Context, r *rundir.Run, step int, force bool, done func(St
 		}
 	}
 	return nil
+}
+
+// Train runs steps 1..steps in order. It first verifies every step already on disk against its
+// manifest (a run changed outside the pipeline is an error, not silently recomputed); stages
+// whose outputs are up to date are then skipped, so an interrupted run resumes where it stopped
+// and produces the same files as an uninterrupted one.
+func Train(ctx context.Context, r *rundir.Run, steps int, force bool, done func(StageDone)) error {
+	for k := 0; k <= steps; k++ {
+		if _, err := os.Stat(r.StepDir(k)); err != nil {
+			break
+		}
+		if err := r.Verify(k); err != nil {
+			return fmt.Errorf("resume %s: %w", r.Dir, err)
+		}
+	}
+	for k := 1; k <= steps; k++ {
+		if err := Step(ctx, r, k, force, done); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Summary is what one finished step measured, for progress lines.
+type Summary struct {
+	Step                   int
+	RewardTheta, RewardRho float64 // mean reward of the current and natural-reference episodes
+	Loss, LossRho          float64
+	AlphaSpent             float64
+	Skills                 map[string]int // library after the step's author, by status
+}
+
+// Summarize reads a finished step's files.
+func Summarize(r *rundir.Run, step int) (*Summary, error) {
+	s := &Summary{Step: step, Skills: map[string]int{}}
+	paths, err := rundir.Shards(r.StageDir(step, rollout.Name), "episodes")
+	if err != nil {
+		return nil, err
+	}
+	eps, err := schema.ReadFiles[schema.EpisodeRow](schema.Episodes, paths)
+	if err != nil {
+		return nil, err
+	}
+	var nt, nr float64
+	for _, e := range eps {
+		switch e.Source {
+		case "current":
+			s.RewardTheta += e.Reward
+			nt++
+		case "natural_reference":
+			s.RewardRho += e.Reward
+			nr++
+		}
+	}
+	s.RewardTheta /= max(nt, 1)
+	s.RewardRho /= max(nr, 1)
+	m, err := schema.ReadFile[schema.UpdateMetricsRow](schema.UpdateMetrics, filepath.Join(r.StageDir(step, update.Name), update.MetricsFile))
+	if err != nil {
+		return nil, err
+	}
+	if len(m) == 1 {
+		s.Loss, s.LossRho = m[0].Loss, m[0].LossRho
+	}
+	for k := step; k >= 1; k-- { // alpha_spent is cumulative: the latest event carries it
+		ev, err := schema.ReadFile[schema.LedgerRow](schema.Ledger, filepath.Join(r.StageDir(k, validate.Name), skills.LedgerFile))
+		if err != nil {
+			return nil, err
+		}
+		if len(ev) > 0 {
+			s.AlphaSpent = ev[len(ev)-1].AlphaSpent
+			break
+		}
+	}
+	lib, err := skills.LoadLibrary(r, step+1)
+	if err != nil {
+		return nil, err
+	}
+	for _, sk := range lib.Skills() {
+		s.Skills[sk.Status]++
+	}
+	return s, nil
 }

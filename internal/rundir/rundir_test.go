@@ -222,3 +222,26 @@ func TestExistingInputs(t *testing.T) {
 		t.Errorf("ExistingInputs = %v", got)
 	}
 }
+
+func TestVerifyCatchesChangedOutputs(t *testing.T) {
+	r := newRun(t)
+	st := Stage{Name: "s", Run: func(_ context.Context, sc *StageContext) error {
+		return os.WriteFile(filepath.Join(sc.OutDir, "out.txt"), []byte("a"), 0o644)
+	}}
+	if _, err := r.RunStage(context.Background(), 1, st, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Verify(1); err != nil {
+		t.Fatalf("untouched run: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(r.StageDir(1, "s"), "out.txt"), []byte("b"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Verify(1); err == nil || !strings.Contains(err.Error(), "changed outside the pipeline") {
+		t.Fatalf("changed output: %v", err)
+	}
+	os.Remove(filepath.Join(r.StageDir(1, "s"), "out.txt"))
+	if err := r.Verify(1); err == nil || !strings.Contains(err.Error(), "out.txt") {
+		t.Fatalf("missing output: %v", err)
+	}
+}

@@ -271,3 +271,29 @@ func (r *Run) record(step int, key string, rec StageRecord) error {
 	}
 	return atomicfile.WriteBytes(filepath.Join(r.StepDir(step), ManifestName), append(data, '\n'), 0o644)
 }
+
+// Verify checks that every output the step's manifest records still exists with its recorded
+// sha256: a finished stage's files are never changed in place, so a mismatch means the run was
+// modified (or damaged) outside the pipeline.
+func (r *Run) Verify(step int) error {
+	m, err := r.ReadManifest(step)
+	if err != nil {
+		return err
+	}
+	for _, key := range slices.Sorted(maps.Keys(m.Stages)) {
+		rec := m.Stages[key]
+		if rec.ConfigSHA256 != r.Config.SHA256() {
+			return fmt.Errorf("step %d stage %s was run with configuration %s, the run's is %s", step, key, rec.ConfigSHA256, r.Config.SHA256())
+		}
+		for _, rel := range slices.Sorted(maps.Keys(rec.Outputs)) {
+			got, err := schema.SHA256File(filepath.Join(r.Dir, filepath.FromSlash(rel)))
+			if err != nil {
+				return fmt.Errorf("step %d stage %s: output %s: %w", step, key, rel, err)
+			}
+			if got != rec.Outputs[rel] {
+				return fmt.Errorf("step %d stage %s: output %s has sha256 %s, but the manifest recorded %s: the run was changed outside the pipeline; recompute that stage with --force, or start a new run", step, key, rel, got, rec.Outputs[rel])
+			}
+		}
+	}
+	return nil
+}
