@@ -1,0 +1,185 @@
+package evaluate
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"github.com/evosteer/evosteer-go/gpu"
+	"github.com/evosteer/evosteer-go/internal/atomicfile"
+	"github.com/evosteer/evosteer-go/internal/learner"
+	"github.com/evosteer/evosteer-go/internal/policy"
+	"github.com/evosteer/evosteer-go/internal/rundir"
+	"github.com/evosteer/evosteer-go/internal/seed"
+	"github.com/evosteer/evosteer-go/internal/skills"
+	"github.com/evosteer/evosteer-go/internal/tasks"
+	"github.com/evosteer/evosteer-go/schema"
+	"github.com/evosteer/evosteer-go/stages/rollout"
+)
+
+// Folder is the run's evaluation folder; ResultsFile and TableFile its files.
+const (
+	Folder      = "eval"
+	ResultsFile = "results.arrow"
+	TableFile   = "table.md"
+)
+
+// Policy names of the networks.
+const (
+	EvoSteer  = "evosteer"
+	Reference = "reference"
+)
+
+// Options choose what is evaluated.
+type Options struct {
+	Step    int                      // the learner and library of this step (≥ 1)
+	Runs    int                      // evaluation runs, each with its own seed
+	Scripts map[string]policy.Policy // fixed paradigms by name, evaluated beside the networks
+	// Progress is told after each policy of each run, with episodes done of the total.
+	Progress func(done, total int)
+}
+
+// LatestStep is the last step whose update checkpoint exists (0 when none).
+func LatestStep(r *rundir.Run) int {
+	k := 0
+	for {
+		if _, err := os.Stat(learner.Path(r, k+1)); err != nil {
+			return k
+		}
+		k++
+	}
+}
+
+// Run evaluates the run's policies on its test split and writes eval/.
+func Run(ctx context.Context, r *rundir.Run, o Options) ([]schema.EvalRow, error) {
+	cfg := r.Config
+	if o.Step < 1 {
+		return nil, fmt.Errorf("evaluate: step %d has no trained learner (train first, or pass --step)", o.Step)
+	}
+	if o.Runs < 1 {
+		return nil, fmt.Errorf("evaluate: runs must be >= 1, got %d", o.Runs)
+	}
+	test, err := tasks.ReadFile(r.TasksPath("test"))
+	if err != nil {
+		return nil, err
+	}
+	theta, err := learner.Load(r, o.Step)
+	if err != nil {
+		return nil, err
+	}
+	rho, err := learner.Load(r, 0)
+	if err != nil {
+		return nil, err
+	}
+	lib, err := skills.LoadLibrary(r, o.Step+1)
+	if err != nil {
+		return nil, err
+	}
+	exec, err := rollout.NewExecutor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	eng, err := gpu.OpenEngine(cfg.Compute.Backend)
+	if err != nil {
+		return nil, err
+	}
+	defer eng.Close()
+
+	type who struct {
+		name    string
+		learner *gpu.Learner
+		script  policy.Policy
+	}
+	policies := []who{{EvoSteer, theta, nil}, {Reference, rho, nil}}
+	for _, name := range slices.Sorted(maps.Keys(o.Scripts)) {
+		policies = append(policies, who{name, nil, o.Scripts[name]})
+	}
+	total, done := o.Runs*len(policies)*len(test), 0
+	var rows []schema.EvalRow
+	for run := range o.Runs {
+		runSeed := seed.Derive(cfg.Seed, "eval", strconv.Itoa(run))
+		for _, p := range policies {
+			jobs := make([]rollout.Job, len(test))
+			for i, t := range test {
+				jobs[i] = rollout.Job{Task: t, ID: fmt.Sprintf("eval/%d/%s/%s", run, p.name, t.ID), Source: p.name,
+					Seed: seed.Derive(runSeed, t.ID), Theta: true, Script: p.script, Menu: lib.Menu(t.Family)}
+			}
+			played, err := rollout.Play(ctx, cfg, exec, p.learner, eng, jobs, nil)
+			if err != nil {
+				return nil, fmt.Errorf("evaluate %s run %d: %w", p.name, run, err)
+			}
+			version := int64(0)
+			if p.learner != nil {
+				version = p.learner.PolicyVersion
+			}
+			rows = append(rows, summarize(cfg.Families, p.name, run, runSeed, version, played)...)
+			done += len(test)
+			if o.Progress != nil {
+				o.Progress(done, total)
+			}
+		}
+	}
+	if err := write(r, rows); err != nil {
+		return nil, err
+	}
+	return rows, nil
+}
+
+// summarize is one policy's run: per benchmark, the mean score and tokens per task.
+func summarize(iid []string, name string, run int, runSeed uint64, version int64, played []rollout.Played) []schema.EvalRow {
+	type acc struct{ n, score, tokens float64 }
+	by := map[string]*acc{}
+	for _, p := range played {
+		a := by[p.Episode.Family]
+		if a == nil {
+			a = &acc{}
+			by[p.Episode.Family] = a
+		}
+		a.n++
+		a.score += p.Episode.Reward // an unhealthy episode scores its reward (0 when it never stopped)
+		a.tokens += float64(p.Episode.TokensIn + p.Episode.TokensOut)
+	}
+	var rows []schema.EvalRow
+	for _, b := range slices.Sorted(maps.Keys(by)) {
+		a := by[b]
+		block := "ood"
+		if slices.Contains(iid, b) {
+			block = "iid"
+		}
+		rows = append(rows, schema.EvalRow{Policy: name, Benchmark: b, Block: block, Run: int32(run), Seed: runSeed,
+			Tasks: int64(a.n), Score: a.score / a.n, TokensPerTask: a.tokens / a.n, PolicyVersion: version})
+	}
+	return rows
+}
+
+// write puts eval/ in place at once: results.arrow and table.md.
+func write(r *rundir.Run, rows []schema.EvalRow) error {
+	dir := filepath.Join(r.Dir, Folder)
+	tmp, err := os.MkdirTemp(r.Dir, ".tmp-eval-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	lin := schema.Lineage{Run: r.Name, Stage: Folder, ConfigSHA256: r.Config.SHA256()}
+	if err := schema.WriteRows(schema.EvalResults, filepath.Join(tmp, ResultsFile), lin, rows); err != nil {
+		return err
+	}
+	if err := atomicfile.WriteBytes(filepath.Join(tmp, TableFile), []byte(Table(rows, r.Config.Executor.Backend == "sim")), 0o644); err != nil {
+		return err
+	}
+	old := dir + ".old"
+	os.RemoveAll(old)
+	if _, err := os.Stat(dir); err == nil {
+		if err := os.Rename(dir, old); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return err
+	}
+	return os.RemoveAll(old)
+}
