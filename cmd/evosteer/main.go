@@ -37,5 +37,6 @@ Start with:
 	}
 	root.AddCommand(newConfigCmd(), newInitCmd(), newInspectCmd(), newSQLCmd(), newRolloutCmd(), newRescoreCmd(), newAggregateCmd(), newUpdateCmd(), newGradeCmd())
 	root.AddCommand(newValidateCmd(), newAuthorCmd())
+	root.AddCommand(newReportCmd())
 	return root
 }
