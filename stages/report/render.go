@@ -3,8 +3,10 @@ package report
 import (
 	"bytes"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"html/template"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -40,7 +42,16 @@ func (rep *Report) Files() (map[string][]byte, error) {
 
 // Write renders the report into the folder out atomically: the files go into a temporary
 // folder beside it (hidden, so `evosteer sql` never loads it), which then replaces out whole.
+// An existing out must be empty or an earlier report (it holds index.html): a mistyped --out
+// never wipes a folder of other files.
 func (rep *Report) Write(out string) error {
+	entries, err := os.ReadDir(out)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("write report %s: %w", out, err)
+	}
+	if len(entries) > 0 && !slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.Name() == HTMLFile }) {
+		return fmt.Errorf("write report %s: the folder holds other files and no %s; refusing to replace it (choose another --out)", out, HTMLFile)
+	}
 	files, err := rep.Files()
 	if err != nil {
 		return err

@@ -168,9 +168,16 @@ func TestWriteIsSelfContainedDeterministicAndAtomic(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(r.Dir, "report")
-	write(t, os.MkdirAll(out, 0o755))
+	write(t, rep.Write(out))
 	write(t, os.WriteFile(filepath.Join(out, "stale.png"), []byte("old"), 0o644))
 	write(t, rep.Write(out))
+	// A folder of other files is not replaced.
+	if err := rep.Write(r.Dir); err == nil || !strings.Contains(err.Error(), "refusing to replace it") {
+		t.Errorf("writing over the run folder: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(r.Dir, rundir.RunFileName)); err != nil {
+		t.Fatal(err)
+	}
 	again, err := Build(r)
 	if err != nil {
 		t.Fatal(err)
