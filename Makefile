@@ -54,6 +54,11 @@ validate: build
 author: build
 	./$(BIN) author --run $(RUN) --step $(STEP)
 
+## report: the HTML and Markdown report of $(RUN) ($(RUN)/report/index.html, report.md, PNGs)
+.PHONY: report
+report: build
+	./$(BIN) report --run $(RUN)
+
 ## test: the default suite (what CI runs), plus the build without the duckdb_arrow tag
 test:
 	$(GO) test -tags $(TAGS) -count=1 ./...

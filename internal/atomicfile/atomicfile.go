@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"time"
 )
 
 // Write creates path (and its parent folders) with the bytes that write produces. On any error
@@ -65,6 +67,28 @@ func SyncDir(dir string) error {
 	// Some platforms cannot fsync a folder; only that error is ignored.
 	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
 		return fmt.Errorf("sync folder %s: %w", dir, err)
+	}
+	return nil
+}
+
+// ReplaceDir puts the folder tmp at final. An existing folder is moved aside first and removed
+// after, so a crash in between leaves either the old contents or the new ones, never a mixture.
+func ReplaceDir(tmp, final string) error {
+	var old string
+	if _, err := os.Stat(final); err == nil {
+		old = final + ".old-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+		if err := os.Rename(final, old); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return err
+	}
+	if err := SyncDir(filepath.Dir(final)); err != nil {
+		return err
+	}
+	if old != "" {
+		return os.RemoveAll(old)
 	}
 	return nil
 }

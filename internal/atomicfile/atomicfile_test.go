@@ -45,3 +45,28 @@ func TestFailedWriteLeavesNothing(t *testing.T) {
 		t.Fatalf("temporary file left behind: %v", entries)
 	}
 }
+
+// ReplaceDir installs a new folder and replaces an existing one whole: no file of the old
+// folder survives, and nothing is left beside the final folder.
+func TestReplaceDir(t *testing.T) {
+	parent := t.TempDir()
+	final := filepath.Join(parent, "out")
+	for i, name := range []string{"a.txt", "b.txt"} {
+		tmp := filepath.Join(parent, ".tmp"+name)
+		if err := WriteBytes(filepath.Join(tmp, name), []byte(name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := ReplaceDir(tmp, final); err != nil {
+			t.Fatalf("replace %d: %v", i, err)
+		}
+	}
+	if got, err := os.ReadFile(filepath.Join(final, "b.txt")); err != nil || string(got) != "b.txt" {
+		t.Fatalf("new file: %q, %v", got, err)
+	}
+	if _, err := os.Stat(filepath.Join(final, "a.txt")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("old file survived: %v", err)
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 1 {
+		t.Fatalf("left beside the folder: %v", entries)
+	}
+}

@@ -150,7 +150,7 @@ func (r *Run) RunStage(ctx context.Context, step int, st Stage, force bool) (Res
 	}
 	final := r.StageDir(step, st.Name)
 	if st.Shard == "" {
-		err = replaceDir(tmp, final)
+		err = atomicfile.ReplaceDir(tmp, final)
 	} else {
 		err = moveFiles(tmp, final, names)
 	}
@@ -214,28 +214,6 @@ func outputNames(dir string) ([]string, error) {
 	})
 	slices.Sort(names)
 	return names, err
-}
-
-// replaceDir puts tmp at final. An existing folder is moved aside first and removed after, so
-// a crash in between leaves either the old outputs or the new ones, never a mixture.
-func replaceDir(tmp, final string) error {
-	var old string
-	if _, err := os.Stat(final); err == nil {
-		old = final + ".old-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-		if err := os.Rename(final, old); err != nil {
-			return err
-		}
-	}
-	if err := os.Rename(tmp, final); err != nil {
-		return err
-	}
-	if err := atomicfile.SyncDir(filepath.Dir(final)); err != nil {
-		return err
-	}
-	if old != "" {
-		return os.RemoveAll(old)
-	}
-	return nil
 }
 
 // moveFiles moves a shard's files into the shared stage folder one rename at a time.

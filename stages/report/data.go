@@ -1,0 +1,211 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/evosteer/evosteer-go/internal/rundir"
+	"github.com/evosteer/evosteer-go/internal/skills"
+	"github.com/evosteer/evosteer-go/schema"
+	"github.com/evosteer/evosteer-go/stages/aggregate"
+	"github.com/evosteer/evosteer-go/stages/update"
+)
+
+// EvalFile is where `evosteer eval` writes its results, relative to the run folder.
+const EvalFile = "eval/results.arrow"
+
+// data is what the report reads from a run folder.
+type data struct {
+	steps     []int // step folders ≥ 1 with rollout episodes, increasing
+	episodes  []StepEpisode
+	anchors   []StepAnchor
+	metrics   []stepMetrics
+	decisions []EditDecision
+	segments  []skills.Segment // ledger segments in log order
+	library   []schema.SkillRow
+	libPath   string // the snapshot library came from, relative to the run ("" when none)
+	eval      []schema.EvalRow
+	evalFound bool
+}
+
+type stepMetrics struct {
+	Step int
+	schema.UpdateMetricsRow
+}
+
+var stepFolder = regexp.MustCompile(`^step-(\d{6})$`)
+
+// load reads every table the report needs. Missing stage outputs of a step (a run stopped
+// mid-step) are skipped; unreadable files are errors.
+func load(r *rundir.Run) (*data, error) {
+	d := &data{}
+	entries, err := os.ReadDir(r.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	for _, e := range entries {
+		m := stepFolder.FindStringSubmatch(e.Name())
+		if m == nil || !e.IsDir() {
+			continue
+		}
+		step, _ := strconv.Atoi(m[1])
+		if step < 1 {
+			continue
+		}
+		eps, err := rundir.Shards(r.StageDir(step, aggregate.RolloutStage), "episodes")
+		if err != nil {
+			return nil, fmt.Errorf("report: %w", err)
+		}
+		if len(eps) == 0 {
+			continue
+		}
+		d.steps = append(d.steps, step)
+		if err := d.loadStep(r, step, eps); err != nil {
+			return nil, fmt.Errorf("report: %w", err)
+		}
+	}
+	slices.Sort(d.steps)
+	if len(d.steps) > 0 {
+		if err := d.loadSkills(r); err != nil {
+			return nil, fmt.Errorf("report: %w", err)
+		}
+	}
+	d.eval, err = schema.ReadFile[schema.EvalRow](schema.EvalResults, filepath.Join(r.Dir, EvalFile))
+	switch {
+	case err == nil:
+		d.evalFound = true
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	return d, nil
+}
+
+func (d *data) loadStep(r *rundir.Run, step int, episodePaths []string) error {
+	eps, err := schema.ReadFiles[schema.EpisodeRow](schema.Episodes, episodePaths)
+	if err != nil {
+		return err
+	}
+	for _, e := range eps {
+		d.episodes = append(d.episodes, StepEpisode{step, e})
+	}
+	decs, err := rundir.Shards(r.StageDir(step, aggregate.RolloutStage), "decisions")
+	if err != nil {
+		return err
+	}
+	for _, p := range decs {
+		if d.decisions, err = readEditDecisions(p, d.decisions); err != nil {
+			return err
+		}
+	}
+	anchors, err := readIfPresent[schema.AnchorRow](schema.Anchors, filepath.Join(r.StageDir(step, aggregate.Name), aggregate.AnchorsFile))
+	if err != nil {
+		return err
+	}
+	for _, a := range anchors {
+		d.anchors = append(d.anchors, StepAnchor{step, a})
+	}
+	metrics, err := readIfPresent[schema.UpdateMetricsRow](schema.UpdateMetrics, filepath.Join(r.StageDir(step, update.Name), update.MetricsFile))
+	if err != nil {
+		return err
+	}
+	for _, m := range metrics {
+		d.metrics = append(d.metrics, stepMetrics{step, m})
+	}
+	return nil
+}
+
+// loadSkills reads the ledger segments through the last step and the newest library snapshot.
+func (d *data) loadSkills(r *rundir.Run) error {
+	last := d.steps[len(d.steps)-1]
+	for _, s := range skills.SegmentPaths(r, last+1, skills.ValidateStage) {
+		rows, err := schema.ReadFile[schema.LedgerRow](schema.Ledger, s.Path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // the stage has not run (yet) at this step
+		}
+		if err != nil {
+			return err
+		}
+		s.Rows = rows
+		d.segments = append(d.segments, s)
+		snap := filepath.Join(filepath.Dir(s.Path), skills.SkillsFile)
+		lib, err := readIfPresent[schema.SkillRow](schema.Skills, snap)
+		if err != nil {
+			return err
+		}
+		if lib != nil {
+			d.library, d.libPath = lib, r.Rel(snap)
+		}
+	}
+	return nil
+}
+
+// readIfPresent reads a file of table t, or nothing when the file does not exist.
+func readIfPresent[T any](t *schema.Table, path string) ([]T, error) {
+	rows, err := schema.ReadFile[T](t, path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return rows, err
+}
+
+// readEditDecisions appends the four columns the edit outcomes need from one decisions file,
+// without materialising the wide network-input columns as Go values.
+func readEditDecisions(path string, out []EditDecision) ([]EditDecision, error) {
+	f, err := schema.Decisions.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rr, err := f.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer rr.Release()
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		ids, err1 := column[*array.String](rec, "episode_id")
+		ts, err2 := column[*array.Int32](rec, "t")
+		kinds, err3 := column[*array.String](rec, "action_kind")
+		scores, err4 := column[*array.Float64](rec, "output_score")
+		if err := errors.Join(err1, err2, err3, err4); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		for i := range int(rec.NumRows()) {
+			// Strings alias the file's mapping, which closes on return.
+			d := EditDecision{EpisodeID: strings.Clone(ids.Value(i)), T: ts.Value(i), Kind: strings.Clone(kinds.Value(i))}
+			if scores.IsValid(i) {
+				s := scores.Value(i)
+				d.OutputScore = &s
+			}
+			out = append(out, d)
+		}
+	}
+	if err := rr.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// column returns the named column of rec as array type A.
+func column[A arrow.Array](rec arrow.RecordBatch, name string) (A, error) {
+	var zero A
+	idx := rec.Schema().FieldIndices(name)
+	if len(idx) != 1 {
+		return zero, fmt.Errorf("no column %q", name)
+	}
+	a, ok := rec.Column(idx[0]).(A)
+	if !ok {
+		return zero, fmt.Errorf("column %q has type %s", name, rec.Column(idx[0]).DataType())
+	}
+	return a, nil
+}
