@@ -402,7 +402,7 @@ func TestSurrogateObjectivesInTheLearner(t *testing.T) {
 			}
 		}
 		m := res.Metrics
-		heads := len(in.ValueX)*m.ValueFitSteps + len(in.OutcomeStates)*2 // value and outcome fits
+		heads := len(in.ValueX) + len(in.ReplayX)*(m.ValueFitSteps-1) + len(in.OutcomeStates)*2 // value and outcome fits
 		if obj == ObjectivePPO {
 			heads += cur + 3*cur // critic prediction, three critic steps
 		}
