@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/policy"
 )
 
 // FeatureWidth is the width of f(s), the 30 execution features.
@@ -19,14 +20,18 @@ const (
 	headPublished = "published_value"
 	headOutcome1  = "outcome_1"
 	headOutcome2  = "outcome_2"
+	headCritic    = "critic"
 	freeAnchors   = "anchors/free"
+	logZName      = "objective/log_z"
+	backwardName  = "objective/ttb_backward"
 )
 
 // Learner is everything the update stage trains and the rollout stage reads (design §6):
 // the policy (frozen base + adapter), the residual flow head b_ψ, the value head v̂ and the
 // frozen snapshot of it that rollouts are shown, the two diagnostic outcome heads, the free task
-// anchors of the measured-flows ablation, and the state of the three gradient-clip groups of
-// reference §4.6: (adapter + b_ψ + free anchors), value head, outcome heads.
+// anchors of the measured-flows ablation, the extra parameters of a comparison objective, and
+// the state of the gradient-clip groups of reference §4.6: (adapter + b_ψ + free anchors, or
+// adapter + the objective's parameters), value head, outcome heads, and PPO's critic.
 type Learner struct {
 	Policy    *PolicyNet
 	Residual  *Head
@@ -35,10 +40,18 @@ type Learner struct {
 	Outcome   [2]*Head
 	// Anchors holds one learned u_q per training task (measured-flows ablation), in the order of
 	// AnchorTasks; nil otherwise.
-	Anchors     *Param
+	Anchors *Param
+	// AnchorTasks are the sorted training task ids that label the per-task tables: Anchors and
+	// LogZ.
 	AnchorTasks []string
+	// LogZ holds one learned log Z per training task (objectives tb and ttb), Backward the
+	// backward policy's logits over policy.Kinds (ttb), Critic the state-value critic on
+	// [h_ρ(s); f(s)] (ppo); nil under the other objectives.
+	LogZ, Backward *Param
+	Critic         *Head
 
 	PolicyGroup, ValueGroup, OutcomeGroup *ClipGroup
+	CriticGroup                           *ClipGroup // nil unless Critic is set
 	PolicyVersion, ValueVersion           int64
 
 	opt LearnerOptions
@@ -58,8 +71,47 @@ type LearnerOptions struct {
 	FlowCorrections bool // false: the flow-corrections ablation (c = 0 and b_ψ = 0)
 	ValueFitSteps   int
 	ValueLossWeight float64
-	ColdStart       float64 // initial p̂ of a free anchor
+	ColdStart       float64 // initial p̂ of a free anchor (and of log Z)
 	Seed            uint64
+	// Objective is the training objective (config.Objectives; "" means anchortb) and Comparison
+	// the constants of the others. The AnchorTB ablations (measured flows, flow corrections,
+	// hard root) only change anchortb.
+	Objective  string
+	Comparison config.Comparison
+}
+
+// Objective names (config.Objectives).
+const (
+	ObjectiveAnchorTB = "anchortb"
+	ObjectiveTB       = "tb"
+	ObjectiveTTB      = "ttb"
+	ObjectivePPO      = "ppo"
+	ObjectiveGRPO     = "grpo"
+)
+
+// objective is the training objective, AnchorTB by default.
+func (o LearnerOptions) objective() string {
+	if o.Objective == "" {
+		return ObjectiveAnchorTB
+	}
+	return o.Objective
+}
+
+// NeedsTasks reports whether the learner keeps a per-task table (free anchors, log Z), so that
+// NewLearner needs the training task ids.
+func (o LearnerOptions) NeedsTasks() bool {
+	switch o.objective() {
+	case ObjectiveAnchorTB:
+		return !o.MeasuredFlows
+	case ObjectiveTB, ObjectiveTTB:
+		return true
+	}
+	return false
+}
+
+// trainsResidual reports whether b_ψ is trained: AnchorTB without the flow-corrections ablation.
+func (o LearnerOptions) trainsResidual() bool {
+	return o.FlowCorrections && o.objective() == ObjectiveAnchorTB
 }
 
 // OptionsFromConfig reads the learner's settings; stateWidth is policy.StateWidth of the task types.
@@ -70,12 +122,14 @@ func OptionsFromConfig(cfg *config.Config, stateWidth int) LearnerOptions {
 		Beta: cfg.AnchorTB.Beta, HardAnchorRoot: cfg.AnchorTB.HardAnchorRoot,
 		MeasuredFlows: !cfg.Ablated("measured-flows"), FlowCorrections: !cfg.Ablated("flow-corrections"),
 		ValueFitSteps: cfg.ValueHead.FitSteps, ValueLossWeight: cfg.ValueHead.LossWeight,
-		ColdStart: cfg.Baselines.ColdStart, Seed: cfg.Seed,
+		ColdStart: cfg.Baselines.ColdStart, Seed: cfg.Seed, Objective: cfg.Objective, Comparison: cfg.Comparison,
 	}
 }
 
 // NewLearner builds the step-0 learner: π_θ = ρ, b_ψ = 0, fresh heads, zero optimizer state;
-// tasks are the training task ids (the free anchors of the measured-flows ablation).
+// tasks are the training task ids (the per-task tables, see NeedsTasks). The objective's extra
+// parameters start at: log Z_q = the objective's log reward of the cold-start rate (log R_β(p₀)
+// for tb, β·log(p₀ + ε) for ttb, like a free anchor), a uniform backward policy, a fresh critic.
 func NewLearner(o LearnerOptions, tasks []string) *Learner {
 	l := &Learner{opt: o}
 	l.Policy = NewPolicyNet(o.Policy, o.StateWidth, o.Seed)
@@ -85,14 +139,29 @@ func NewLearner(o LearnerOptions, tasks []string) *Learner {
 	l.Outcome = [2]*Head{NewHead(headOutcome1, ri, o.ResidualHidden, true, false, o.Seed),
 		NewHead(headOutcome2, ri, o.ResidualHidden, true, false, o.Seed)}
 	l.Published = l.Value.frozenCopy(headPublished)
-	if !o.MeasuredFlows {
-		l.AnchorTasks = slices.Sorted(slices.Values(tasks))
-		l.AnchorTasks = slices.Compact(l.AnchorTasks)
-		l.Anchors = newParam(freeAnchors, true, max(1, len(l.AnchorTasks)))
-		u := float32(LogRewardBeta(o.ColdStart, o.Beta))
-		for i := range l.Anchors.Value {
-			l.Anchors.Value[i] = u
+	if o.NeedsTasks() {
+		l.AnchorTasks = slices.Compact(slices.Sorted(slices.Values(tasks)))
+	}
+	table := func(name string, v float64) *Param {
+		p := newParam(name, true, max(1, len(l.AnchorTasks)))
+		for i := range p.Value {
+			p.Value[i] = float32(v)
 		}
+		return p
+	}
+	c := o.Comparison
+	switch o.objective() {
+	case ObjectiveAnchorTB:
+		if !o.MeasuredFlows {
+			l.Anchors = table(freeAnchors, LogRewardBeta(o.ColdStart, o.Beta))
+		}
+	case ObjectiveTB:
+		l.LogZ = table(logZName, LogRewardBeta(o.ColdStart, o.Beta))
+	case ObjectiveTTB:
+		l.LogZ = table(logZName, TemperedLogReward(o.ColdStart, c.TTBBeta, c.TTBEpsilon))
+		l.Backward = newParam(backwardName, true, len(policy.Kinds))
+	case ObjectivePPO:
+		l.Critic = NewHead(headCritic, ri, o.ResidualHidden, true, false, o.Seed)
 	}
 	l.groups()
 	return l
@@ -111,13 +180,23 @@ func (l *Learner) groups() {
 	for _, p := range l.Policy.Adapter {
 		pg.Params, pg.Hyper = append(pg.Params, p), append(pg.Hyper, ad)
 	}
-	if l.opt.FlowCorrections {
+	if l.opt.trainsResidual() {
 		for _, p := range l.Residual.Params() {
 			pg.Params, pg.Hyper = append(pg.Params, p), append(pg.Hyper, hd)
 		}
 	}
 	if l.Anchors != nil {
 		pg.Params, pg.Hyper = append(pg.Params, l.Anchors), append(pg.Hyper, hd)
+	}
+	// log Z gets its own learning rate: each task's entry is visited only when the task is
+	// scheduled, and the heads' rate would leave it near its start (Malkin et al. 2022 use 0.1).
+	if l.LogZ != nil {
+		lz := hd
+		lz.LR = l.opt.Comparison.LogZLR
+		pg.Params, pg.Hyper = append(pg.Params, l.LogZ), append(pg.Hyper, lz)
+	}
+	if l.Backward != nil {
+		pg.Params, pg.Hyper = append(pg.Params, l.Backward), append(pg.Hyper, hd)
 	}
 	vg := &ClipGroup{Name: "value", Step: steps(l.ValueGroup)}
 	for _, p := range l.Value.Params() {
@@ -130,6 +209,13 @@ func (l *Learner) groups() {
 		}
 	}
 	l.PolicyGroup, l.ValueGroup, l.OutcomeGroup = pg, vg, og
+	if l.Critic != nil {
+		cg := &ClipGroup{Name: "critic", Step: steps(l.CriticGroup)}
+		for _, p := range l.Critic.Params() {
+			cg.Params, cg.Hyper = append(cg.Params, p), append(cg.Hyper, hd)
+		}
+		l.CriticGroup = cg
+	}
 }
 
 // frozenCopy is a copy of the head under another name, without optimizer state.
@@ -167,22 +253,32 @@ func (l *Learner) Params() []*Param {
 	for _, h := range []*Head{l.Residual, l.Value, l.Published, l.Outcome[0], l.Outcome[1]} {
 		ps = append(ps, h.Params()...)
 	}
-	if l.Anchors != nil {
-		ps = append(ps, l.Anchors)
+	for _, p := range []*Param{l.Anchors, l.LogZ, l.Backward} {
+		if p != nil {
+			ps = append(ps, p)
+		}
+	}
+	if l.Critic != nil {
+		ps = append(ps, l.Critic.Params()...)
 	}
 	return ps
 }
 
 // Counters are the learner's integer state: versions and clip-group step counts.
 func (l *Learner) Counters() map[string]int64 {
-	return map[string]int64{
+	c := map[string]int64{
 		"policy_version": l.PolicyVersion, "value_version": l.ValueVersion,
 		"steps/policy": l.PolicyGroup.Step, "steps/value": l.ValueGroup.Step, "steps/outcome": l.OutcomeGroup.Step,
 	}
+	if l.CriticGroup != nil {
+		c["steps/critic"] = l.CriticGroup.Step
+	}
+	return c
 }
 
 // Restore loads saved parameters and counters into a learner built by NewLearner with the same
-// options: every block must be present with the same dimensions, and nothing else.
+// options: every block must be present with the same dimensions, and nothing else; anchorTasks
+// are the labels saved with the per-task tables.
 func (l *Learner) Restore(saved []*Param, counters map[string]int64, anchorTasks []string) error {
 	byName := map[string]*Param{}
 	for _, p := range saved {
@@ -191,9 +287,9 @@ func (l *Learner) Restore(saved []*Param, counters map[string]int64, anchorTasks
 		}
 		byName[p.Name] = p
 	}
-	if l.Anchors != nil {
+	if l.Anchors != nil || l.LogZ != nil {
 		if !slices.Equal(anchorTasks, l.AnchorTasks) {
-			return fmt.Errorf("restore: the checkpoint's %d free-anchor tasks differ from the run's %d training tasks", len(anchorTasks), len(l.AnchorTasks))
+			return fmt.Errorf("restore: the checkpoint's %d per-task entries (free anchors, log Z) differ from the run's %d training tasks", len(anchorTasks), len(l.AnchorTasks))
 		}
 	}
 	mine := l.Params()
@@ -230,6 +326,9 @@ func (l *Learner) Restore(saved []*Param, counters map[string]int64, anchorTasks
 	}
 	l.PolicyVersion, l.ValueVersion = counters["policy_version"], counters["value_version"]
 	l.PolicyGroup.Step, l.ValueGroup.Step, l.OutcomeGroup.Step = counters["steps/policy"], counters["steps/value"], counters["steps/outcome"]
+	if l.CriticGroup != nil {
+		l.CriticGroup.Step = counters["steps/critic"]
+	}
 	return nil
 }
 

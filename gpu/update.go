@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/gomlx/gomlx/pkg/core/graph"
 )
@@ -21,6 +22,10 @@ type Step struct {
 	Correction float64 // c(g(s_t)) from the previous step's buckets
 	DeltaL     float64 // Δℓ_t = log π_θ(a_t|s_t) − log π_ρ(a_t|s_t), from the scores file
 	LogpTheta  float64 // log π_θ(a_t|s_t) from the scores file (checked against the recomputation)
+	// LogpBehavior is the log-probability the rollout sampled a_t with (the ratio's denominator
+	// of ppo and grpo); Tokens the action's length in tokens (ttb's per-edge normaliser).
+	LogpBehavior float64
+	Tokens       int
 }
 
 // Trajectory is one healthy, scored episode of the step.
@@ -48,13 +53,22 @@ type UpdateInput struct {
 	Step int64
 }
 
-// EpisodeLoss is the AnchorTB loss of one trajectory at the parameters before the update: with
-// its Δℓ (Loss), with every Δℓ = 0 (LossRho, the reference level), and with Δℓ = 0 and b_ψ = 0
-// (LossAnchor, the paper's anchor-only level where every flow is its measured part).
-type EpisodeLoss struct{ Loss, LossRho, LossAnchor float64 }
+// EpisodeLoss is the objective's loss of one trajectory at the parameters before the update: with
+// its Δℓ (Loss), with every Δℓ = 0, i.e. π_θ replaced by ρ (LossRho, the reference level), and
+// with Δℓ = 0 and b_ψ = 0 (LossAnchor, the paper's anchor-only level where every flow is its
+// measured part; the objectives without flows write LossRho there). Trained is false for a
+// trajectory the objective does not train on (ppo and grpo train on current episodes only); its
+// losses are then 0.
+type EpisodeLoss struct {
+	Loss, LossRho, LossAnchor float64
+	Trained                   bool
+}
 
 // StepCoefficient is one decision's flow F_t = Residual + Measured and its coefficient
-// Γ_t = ∂L_x/∂ℓ_θ(a_t) (paper Prop. A.7; per trajectory, not divided by the batch size).
+// Γ_t = ∂L_x/∂ℓ_θ(a_t) (paper Prop. A.7; per trajectory, not divided by the batch size). Under
+// the other objectives the flow is the objective's own state term: log Z_q at t = 0 (tb, ttb;
+// learned, so a residual), the critic's V(s_t) (ppo; learned) or the group's mean reward (grpo;
+// measured), and 0 where it has none.
 type StepCoefficient struct{ Flow, Measured, Residual, Coefficient float64 }
 
 // UpdateMetrics summarise one update (reference §8's metric keys).
@@ -69,8 +83,26 @@ type UpdateMetrics struct {
 	ValueFitStates, ValueFitSteps      int
 	OutcomeLoss                        float64 // mean MSE of the two outcome heads before their step
 	Trajectories, Decisions            int
+	TrainedTrajectories                int // those the objective trains on (ppo, grpo: current ones)
 	MeanReward                         float64
 	RescoreMismatch                    float64 // max |log π_θ recomputed − scores' log π_θ|
+	PolicySteps                        int     // optimizer steps of the policy group (ppo, grpo: epochs)
+	CriticLoss, CriticGradNorm         float64 // ppo: critic MSE before its steps; gradient norm of its last step
+	// The update's compute as deterministic work counts (wall time is not reproducible):
+	// decisions scored by the policy network without a gradient (h_ρ, re-scoring between
+	// epochs), decisions differentiated through it (one per pass), and rows through an MLP head
+	// (predictions; rows × heads × steps of every fit).
+	PolicyForwardRows, PolicyGradRows, HeadRows int
+	// Wall is the update's wall time, for logs only: it is not deterministic, so no table holds it.
+	Wall time.Duration
+}
+
+// RowsPerEpisode is the update's work per trajectory: every network row pass, unweighted.
+func (m UpdateMetrics) RowsPerEpisode() float64 {
+	if m.Trajectories == 0 {
+		return 0
+	}
+	return float64(m.PolicyForwardRows+m.PolicyGradRows+m.HeadRows) / float64(m.Trajectories)
 }
 
 // UpdateResult is what Update reports: per trajectory, per decision, and for the batch.
@@ -85,8 +117,9 @@ type UpdateResult struct {
 // parameters.
 const MaxRescoreMismatch = 1e-4
 
-// Update takes one AnchorTB step (design §6, reference §4.1) and fits the value and outcome
-// heads, then publishes the value head:
+// Update takes one step of the learner's objective and fits the value and outcome heads, then
+// publishes the value head. AnchorTB (design §6, reference §4.1) is steps 1–3; the comparison
+// objectives replace them by objectiveUpdate (objective_update.go):
 //
 //  1. residuals b_ψ(h_ρ(s_t), f(s_t)) and flows F_t = b_t + clip(u + c_t, 0, β) for t < T,
 //     F_T = log R_β(r), at the parameters before the update;
@@ -98,14 +131,23 @@ const MaxRescoreMismatch = 1e-4
 //  4. the value head: one step on this step's states, then fit_steps − 1 on the replay window;
 //     the outcome heads: one step; each group clipped on its own; publication of v̂.
 func (l *Learner) Update(e *Engine, in UpdateInput) (*UpdateResult, error) {
-	res, grads, resIn, err := l.lossAndGradient(e, in)
-	if err != nil {
+	start := time.Now()
+	var res *UpdateResult
+	var resIn [][]float32
+	var err error
+	if l.opt.objective() == ObjectiveAnchorTB {
+		var grads [][]float32
+		if res, grads, resIn, err = l.lossAndGradient(e, in); err != nil {
+			return nil, err
+		}
+		if res.Metrics.GradNorm, err = l.PolicyGroup.Apply(grads, l.opt.Optimizer.GradClip); err != nil {
+			return nil, err
+		}
+		res.Metrics.PolicySteps = 1
+	} else if res, resIn, err = l.objectiveUpdate(e, in); err != nil {
 		return nil, err
 	}
 	o, met := l.opt, &res.Metrics
-	if met.GradNorm, err = l.PolicyGroup.Apply(grads, o.Optimizer.GradClip); err != nil {
-		return nil, err
-	}
 
 	// 4. Value and outcome heads, publication.
 	if len(in.ValueX) > 0 {
@@ -130,6 +172,7 @@ func (l *Learner) Update(e *Engine, in UpdateInput) (*UpdateResult, error) {
 			return nil, err
 		}
 		met.OutcomeLoss, met.OutcomeGradNorm = (before[0]+before[1])/2, norm
+		met.HeadRows += len(x) * len(l.Outcome)
 	}
 	l.Published = l.Value.frozenCopy(headPublished)
 	l.PolicyVersion, l.ValueVersion = in.Step, in.Step
@@ -154,9 +197,17 @@ func (l *Learner) Update(e *Engine, in UpdateInput) (*UpdateResult, error) {
 	}
 	met.Trajectories = len(in.Trajectories)
 	for _, ep := range res.Episodes {
-		met.Loss += ep.Loss / B
-		met.LossRho += ep.LossRho / B
-		met.LossAnchor += ep.LossAnchor / B
+		if ep.Trained {
+			met.TrainedTrajectories++
+		}
+	}
+	n := float64(met.TrainedTrajectories)
+	for _, ep := range res.Episodes {
+		if ep.Trained {
+			met.Loss += ep.Loss / n
+			met.LossRho += ep.LossRho / n
+			met.LossAnchor += ep.LossAnchor / n
+		}
 	}
 	if met.BranchDecisions > 0 {
 		met.PolicyAbsLogRatio = absSum / float64(met.BranchDecisions)
@@ -164,6 +215,7 @@ func (l *Learner) Update(e *Engine, in UpdateInput) (*UpdateResult, error) {
 	if klN > 0 {
 		met.PolicyKLCurrent = klSum / float64(klN)
 	}
+	met.Wall = time.Since(start)
 	return res, nil
 }
 
@@ -171,26 +223,10 @@ func (l *Learner) Update(e *Engine, in UpdateInput) (*UpdateResult, error) {
 // coefficients, rescore check), the gradient of the batch-mean loss in the policy clip group's
 // order, and every decision's residual input [h_ρ(s); f(s)].
 func (l *Learner) lossAndGradient(e *Engine, in UpdateInput) (*UpdateResult, [][]float32, [][]float32, error) {
-	if len(in.Trajectories) == 0 {
-		return nil, nil, nil, errNoTrajectories
-	}
 	o := l.opt
-	var rows []PolicyRow
-	var refs []StateRef
-	for b, tr := range in.Trajectories {
-		if len(tr.Steps) == 0 {
-			return nil, nil, nil, fmt.Errorf("update: trajectory %d has no decisions", b)
-		}
-		if math.IsNaN(tr.Reward) || tr.Reward < 0 || tr.Reward > 1 {
-			return nil, nil, nil, fmt.Errorf("update: trajectory %d: reward %v outside [0, 1]", b, tr.Reward)
-		}
-		for t, s := range tr.Steps {
-			if s.Chosen < 0 || s.Chosen >= s.Row.Legal() {
-				return nil, nil, nil, fmt.Errorf("update: trajectory %d decision %d: chosen %d of %d legal actions", b, t, s.Chosen, s.Row.Legal())
-			}
-			rows = append(rows, s.Row)
-			refs = append(refs, StateRef{b, t})
-		}
+	rows, refs, err := flatten(in)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	anchorIdx := map[string]int{}
 	if l.Anchors != nil {
@@ -209,16 +245,18 @@ func (l *Learner) lossAndGradient(e *Engine, in UpdateInput) (*UpdateResult, [][
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	res := newResult(in)
+	met := &res.Metrics
+	met.PolicyForwardRows += len(rows)
 	resid := make([]float32, len(rows))
 	if o.FlowCorrections {
 		if resid, err = l.Residual.Predict(e, resIn); err != nil {
 			return nil, nil, nil, err
 		}
+		met.HeadRows += len(rows)
 	}
-	res := &UpdateResult{Episodes: make([]EpisodeLoss, len(in.Trajectories)), Steps: make([][]StepCoefficient, len(in.Trajectories))}
 	k := 0
 	for b, tr := range in.Trajectories {
-		res.Steps[b] = make([]StepCoefficient, len(tr.Steps))
 		for t, s := range tr.Steps {
 			c := s.Correction
 			if !o.FlowCorrections {
@@ -262,17 +300,68 @@ func (l *Learner) lossAndGradient(e *Engine, in UpdateInput) (*UpdateResult, [][
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	l.countGradient(met, len(rows))
 	if anchorGrad != nil {
 		grads = append(grads, anchorGrad)
 	}
-	met := &res.Metrics
-	for i, ref := range refs {
-		met.RescoreMismatch = math.Max(met.RescoreMismatch, math.Abs(logpTheta[i]-in.Trajectories[ref.Traj].Steps[ref.T].LogpTheta))
-	}
-	if met.RescoreMismatch > MaxRescoreMismatch {
-		return nil, nil, nil, fmt.Errorf("update: log π_θ recomputed differs from the scores by %.3g (> %g): the scores were not computed with this checkpoint; rerun rescore", met.RescoreMismatch, MaxRescoreMismatch)
+	if err := checkRescore(met, logpTheta, refs, in.Trajectories); err != nil {
+		return nil, nil, nil, err
 	}
 	return res, grads, resIn, nil
+}
+
+// flatten checks the batch and lists every decision's network row with its reference.
+func flatten(in UpdateInput) ([]PolicyRow, []StateRef, error) {
+	if len(in.Trajectories) == 0 {
+		return nil, nil, errNoTrajectories
+	}
+	var rows []PolicyRow
+	var refs []StateRef
+	for b, tr := range in.Trajectories {
+		if len(tr.Steps) == 0 {
+			return nil, nil, fmt.Errorf("update: trajectory %d has no decisions", b)
+		}
+		if math.IsNaN(tr.Reward) || tr.Reward < 0 || tr.Reward > 1 {
+			return nil, nil, fmt.Errorf("update: trajectory %d: reward %v outside [0, 1]", b, tr.Reward)
+		}
+		for t, s := range tr.Steps {
+			if s.Chosen < 0 || s.Chosen >= s.Row.Legal() {
+				return nil, nil, fmt.Errorf("update: trajectory %d decision %d: chosen %d of %d legal actions", b, t, s.Chosen, s.Row.Legal())
+			}
+			rows = append(rows, s.Row)
+			refs = append(refs, StateRef{b, t})
+		}
+	}
+	return rows, refs, nil
+}
+
+// newResult is an empty result shaped like the batch.
+func newResult(in UpdateInput) *UpdateResult {
+	res := &UpdateResult{Episodes: make([]EpisodeLoss, len(in.Trajectories)), Steps: make([][]StepCoefficient, len(in.Trajectories))}
+	for b, tr := range in.Trajectories {
+		res.Steps[b] = make([]StepCoefficient, len(tr.Steps))
+	}
+	return res
+}
+
+// checkRescore records the largest difference between log π_θ recomputed before the step and the
+// scores file's, and fails when the scores were not computed with these parameters.
+func checkRescore(met *UpdateMetrics, logpTheta []float64, refs []StateRef, trajs []Trajectory) error {
+	for i, ref := range refs {
+		met.RescoreMismatch = math.Max(met.RescoreMismatch, math.Abs(logpTheta[i]-trajs[ref.Traj].Steps[ref.T].LogpTheta))
+	}
+	if met.RescoreMismatch > MaxRescoreMismatch {
+		return fmt.Errorf("update: log π_θ recomputed differs from the scores by %.3g (> %g): the scores were not computed with this checkpoint; rerun rescore", met.RescoreMismatch, MaxRescoreMismatch)
+	}
+	return nil
+}
+
+// countGradient records one policyGradient pass over n decisions (b_ψ's rows with it).
+func (l *Learner) countGradient(met *UpdateMetrics, n int) {
+	met.PolicyGradRows += n
+	if l.opt.trainsResidual() {
+		met.HeadRows += n
+	}
 }
 
 // routesResidual reports whether b_ψ is part of F_t: not under the flow-corrections ablation,
@@ -307,7 +396,7 @@ func (l *Learner) anchorTB(trajs []Trajectory, res *UpdateResult) (dDelta, dFlow
 			flows[t], measured[t], delta[t] = res.Steps[b][t].Flow, res.Steps[b][t].Measured, s.DeltaL
 		}
 		term := LogRewardBeta(tr.Reward, l.opt.Beta)
-		var ep EpisodeLoss
+		ep := EpisodeLoss{Trained: true}
 		ep.Loss, dDelta[b], dFlow[b] = AnchorTB(flows, delta, term)
 		zero := make([]float64, T)
 		ep.LossRho, _, _ = AnchorTB(flows, zero, term)
@@ -321,11 +410,11 @@ func (l *Learner) anchorTB(trajs []Trajectory, res *UpdateResult) (dDelta, dFlow
 }
 
 // policyGradient returns the gradient of J = Σ_d cTheta_d·log π_θ(a_d|s_d) + Σ_d cResid_d·b_ψ(x_d)
-// with respect to the adapter and (unless ablated) b_ψ, in the policy clip group's order, and
-// log π_θ(a_d|s_d) of every decision, in chunks of gradChunk decisions.
+// with respect to the adapter and (when trained: AnchorTB, not ablated) b_ψ, in the policy clip
+// group's order, and log π_θ(a_d|s_d) of every decision, in chunks of gradChunk decisions.
 func (l *Learner) policyGradient(e *Engine, rows []PolicyRow, refs []StateRef, trajs []Trajectory, resIn [][]float32, cTheta, cResid []float32) ([][]float32, []float64, error) {
 	p, h := l.Policy, l.Residual
-	withResid := l.opt.FlowCorrections
+	withResid := l.opt.trainsResidual()
 	nParams := len(p.Adapter)
 	if withResid {
 		nParams += 4
@@ -417,6 +506,7 @@ func (l *Learner) fitValue(e *Engine, in UpdateInput, met *UpdateMetrics) error 
 	if o.ValueLossWeight == 0 {
 		met.ValueFitSteps = 0
 	}
+	met.HeadRows += len(in.ValueX) * met.ValueFitSteps
 	if extra := o.ValueFitSteps - 1; extra > 0 && len(in.ReplayX) > 0 {
 		_, after, _, err := FitMSE(e, heads, l.ValueGroup, o.Optimizer.GradClip, 1, in.ReplayX, in.ReplayY, extra)
 		if err != nil {
@@ -424,6 +514,7 @@ func (l *Learner) fitValue(e *Engine, in UpdateInput, met *UpdateMetrics) error 
 		}
 		met.ValueFitLoss, met.ValueFitStates = after[0], len(in.ReplayX)
 		met.ValueFitSteps += extra
+		met.HeadRows += len(in.ReplayX) * extra
 	}
 	return nil
 }

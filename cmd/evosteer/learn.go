@@ -55,17 +55,20 @@ func newUpdateCmd() *cobra.Command {
 	var f stageFlags
 	cmd := &cobra.Command{
 		Use:   "update --run DIR --step K [--force]",
-		Short: "Take a step's AnchorTB update of the policy adapter and b_ψ, fit the value head, save the learner",
+		Short: "Take a step's update of the policy (AnchorTB or the configured objective), fit the value head, save the learner",
 		Long: `Update training step K: load the learner of step K-1, build the step's trajectories (every
 healthy episode of every source: network inputs from the rollout, Δℓ from rescore, corrections and
 anchors from aggregate), take one AnchorTB step on the policy adapter and the residual head b_ψ
 (three gradient clips, AdamW with the adapter and heads groups), fit the value head (one step on the
 step's value states, then value_head.fit_steps − 1 on the replay window) and the outcome heads,
-publish the value head, and write step-NNNNNN/update/:
+publish the value head, and write step-NNNNNN/update/. With objective tb, ttb, ppo or grpo the
+policy step is that objective's instead (tb and ttb learn a log Z per task, ttb a backward policy,
+ppo a critic; ppo and grpo train on the current episodes only, comparison.epochs passes):
 
   losses.arrow          per trajectory: loss, loss_rho (every Δℓ = 0), loss_anchor (Δℓ = 0, b_ψ = 0)
   coefficients.arrow    per decision: flow F_t, measured part, residual, coefficient Γ_t = ∂L/∂ℓ_θ(a_t)
-  update_metrics.arrow  the batch metrics (loss, gain, policy divergence, gradient norms, value fit)
+  update_metrics.arrow  the batch metrics (loss, gain, policy divergence, gradient norms, value fit,
+                        the update's work in network rows)
   checkpoint/learner.arrow  the updated learner, read by step K+1
 
 Losses and coefficients are evaluated at the parameters before the update, with the Δℓ of the
@@ -74,21 +77,24 @@ of step K.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var res *gpu.UpdateResult
-			if _, err := f.runStage(cmd, cmd.ErrOrStderr(), func(r *rundir.Run) rundir.Stage {
+			r, err := f.runStage(cmd, cmd.ErrOrStderr(), func(r *rundir.Run) rundir.Stage {
 				return update.Stage(r, f.step, &res)
-			}); err != nil {
+			})
+			if err != nil {
 				return err
 			}
 			if res == nil {
 				return nil
 			}
-			m := res.Metrics
-			fmt.Fprintf(cmd.OutOrStdout(), `update step %d: %d trajectories, %d decisions (%d with a choice), mean reward %.3f
-  AnchorTB loss %.4f  reference level (Δℓ = 0) %.4f  anchor-only level %.4f  gain %+.4f
-  policy: mean Δℓ on current decisions %+.4f, mean |Δℓ| %.4f, gradient norm %.3g (clip %g)
+			m, objective := res.Metrics, r.Config.Objective
+			fmt.Fprintf(cmd.OutOrStdout(), `update step %d: %d trajectories (%d trained on), %d decisions (%d with a choice), mean reward %.3f
+  %s loss %.4f  reference level (Δℓ = 0) %.4f  anchor-only level %.4f  gain %+.4f
+  policy: mean Δℓ on current decisions %+.4f, mean |Δℓ| %.4f, gradient norm %.3g (clip %g), %d steps
   value head: MSE %.4f on the step's %d states, %.4f on the replay window after %d steps
-`, f.step, m.Trajectories, m.Decisions, m.BranchDecisions, m.MeanReward, m.Loss, m.LossRho, m.LossAnchor, m.LossRho-m.Loss,
-				m.PolicyKLCurrent, m.PolicyAbsLogRatio, m.GradNorm, 1.0, m.ValueLoss, m.ValueStates, m.ValueFitLoss, m.ValueFitSteps)
+  compute: %.1f network rows and %.2f ms wall per episode
+`, f.step, m.Trajectories, m.TrainedTrajectories, m.Decisions, m.BranchDecisions, m.MeanReward, objective, m.Loss, m.LossRho, m.LossAnchor, m.LossRho-m.Loss,
+				m.PolicyKLCurrent, m.PolicyAbsLogRatio, m.GradNorm, 1.0, m.PolicySteps, m.ValueLoss, m.ValueStates, m.ValueFitLoss, m.ValueFitSteps,
+				m.RowsPerEpisode(), float64(m.Wall.Microseconds())/1000/float64(max(m.Trajectories, 1)))
 			return nil
 		},
 	}

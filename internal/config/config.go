@@ -30,6 +30,7 @@ type Config struct {
 	Tasks        Tasks             `yaml:"tasks" json:"tasks"`
 	Rollout      Rollout           `yaml:"rollout" json:"rollout"`
 	Objective    string            `yaml:"objective" json:"objective"`
+	Comparison   Comparison        `yaml:"comparison" json:"comparison"`
 	Ablations    []string          `yaml:"ablations" json:"ablations"`
 	Sim          Sim               `yaml:"sim" json:"sim"`
 }
@@ -135,6 +136,17 @@ type Optimizer struct {
 	Epsilon      float64 `yaml:"epsilon" json:"epsilon"`
 	WeightDecay  float64 `yaml:"weight_decay" json:"weight_decay"`
 	GradClip     float64 `yaml:"grad_clip" json:"grad_clip"`
+}
+
+// Comparison holds the constants of the comparison objectives (tb, ttb, ppo, grpo); anchortb
+// ignores them.
+type Comparison struct {
+	LogZLR     float64 `yaml:"log_z_lr" json:"log_z_lr"`
+	TTBBeta    float64 `yaml:"ttb_beta" json:"ttb_beta"`
+	TTBEpsilon float64 `yaml:"ttb_epsilon" json:"ttb_epsilon"`
+	Clip       float64 `yaml:"clip" json:"clip"`
+	Epochs     int     `yaml:"epochs" json:"epochs"`
+	GRPOKL     float64 `yaml:"grpo_kl" json:"grpo_kl"`
 }
 
 // Executor selects the backend that runs agents.

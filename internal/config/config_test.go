@@ -118,6 +118,8 @@ func TestBadInputNamesKeyLineColumn(t *testing.T) {
 		{"unknown ablation", "ablations: [no-such-thing]\n", []string{"ablations[0]", "no-such-thing"}},
 		{"bad enum", "executor:\n  backend: gpt\n", []string{":2:12:", "executor.backend"}},
 		{"openai author without model", "author:\n  backend: openai\n", []string{":2:12:", "author.backend", "author.model"}},
+		{"clip out of range", "comparison:\n  clip: 1\n", []string{":2:9:", "comparison.clip", "(0, 1)"}},
+		{"no epochs", "comparison:\n  epochs: 0\n", []string{":2:11:", "comparison.epochs", ">= 1"}},
 		{"ood to unknown", "ood_families:\n  triviaqa: nowhere\n", []string{"ood_families.triviaqa", "nowhere"}},
 		{"syntax", "anchortb: [\n", []string{"pipeline.yaml"}},
 	}

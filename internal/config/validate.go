@@ -180,6 +180,13 @@ func (c *Config) validate(name string, file *ast.File) error {
 	k.executorTools(c)
 	k.oneOf("compute.backend", c.Compute.Backend, "auto", "simplego", "xla")
 	k.oneOf("objective", c.Objective, Objectives...)
+	co := c.Comparison
+	k.positive("comparison.log_z_lr", co.LogZLR)
+	k.positive("comparison.ttb_beta", co.TTBBeta)
+	k.positive("comparison.ttb_epsilon", co.TTBEpsilon)
+	k.floatIn("comparison.clip", co.Clip, 0, 1, true, true)
+	k.intMin("comparison.epochs", int64(co.Epochs), 1)
+	k.nonNegative("comparison.grpo_kl", co.GRPOKL)
 
 	k.sim(c.Sim)
 

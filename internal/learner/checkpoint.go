@@ -28,11 +28,13 @@ func Path(r *rundir.Run, step int) string {
 func Rel() string { return filepath.Join("checkpoint", File) }
 
 // New builds the step-0 learner of a run from its configuration: π_θ = ρ, b_ψ = 0, fresh heads.
-// Under the measured-flows ablation it reads the training tasks (one free anchor each).
+// When the learner keeps a per-task table (the measured-flows ablation's free anchors, log Z of
+// tb and ttb) it reads the training tasks.
 func New(r *rundir.Run) (*gpu.Learner, error) {
 	cfg := r.Config
+	o := gpu.OptionsFromConfig(cfg, policy.StateWidth(len(cfg.Families)))
 	var ids []string
-	if cfg.Ablated("measured-flows") {
+	if o.NeedsTasks() {
 		train, err := tasks.ReadFile(r.TasksPath("train"))
 		if err != nil {
 			return nil, err
@@ -41,7 +43,7 @@ func New(r *rundir.Run) (*gpu.Learner, error) {
 			ids = append(ids, t.ID)
 		}
 	}
-	return gpu.NewLearner(gpu.OptionsFromConfig(cfg, policy.StateWidth(len(cfg.Families))), ids), nil
+	return gpu.NewLearner(o, ids), nil
 }
 
 // Load builds the run's learner and restores the checkpoint of step into it.
@@ -82,7 +84,7 @@ func Rows(l *gpu.Learner) []schema.CheckpointRow {
 		}
 		row := schema.CheckpointRow{Name: p.Name, Kind: "param", Dims: dims, Value: p.Value,
 			M: nonNil(p.M), V: nonNil(p.V), Labels: []string{}}
-		if p == l.Anchors {
+		if p == l.Anchors || p == l.LogZ {
 			row.Labels = l.AnchorTasks
 		}
 		rows = append(rows, row)

@@ -128,9 +128,6 @@ func Stage(r *rundir.Run, step int, res **gpu.UpdateResult) rundir.Stage {
 // Run loads the inputs, updates the learner and writes the outputs into sc.OutDir.
 func Run(ctx context.Context, sc *rundir.StageContext, f *files) (*gpu.UpdateResult, error) {
 	cfg := sc.Run.Config
-	if cfg.Objective != "anchortb" {
-		return nil, fmt.Errorf("update: objective %q is not implemented yet; only anchortb is", cfg.Objective)
-	}
 	l, err := learner.Load(sc.Run, sc.Step-1)
 	if err != nil {
 		return nil, err
@@ -235,7 +232,7 @@ func loadBatch(cfg *config.Config, f *files, step int64) (*batch, error) {
 				return nil, fmt.Errorf("update: %w", err)
 			}
 			tr.Steps = append(tr.Steps, gpu.Step{Row: row, Chosen: int(d.Chosen), Features: d.Features, Correction: c,
-				DeltaL: s.DeltaL, LogpTheta: s.LogpTheta})
+				DeltaL: s.DeltaL, LogpTheta: s.LogpTheta, LogpBehavior: d.LogpBehavior, Tokens: int(orchestra.Tokens(d.ActionJSON))})
 		}
 		index[ep.EpisodeID] = len(b.in.Trajectories)
 		b.in.Trajectories = append(b.in.Trajectories, tr)
@@ -271,23 +268,28 @@ func loadBatch(cfg *config.Config, f *files, step int64) (*batch, error) {
 
 func write(sc *rundir.StageContext, cfg *config.Config, l *gpu.Learner, b *batch, res *gpu.UpdateResult) error {
 	lin := sc.Lineage()
-	losses := make([]schema.LossRow, len(b.episodes))
+	losses := make([]schema.LossRow, 0, len(b.episodes))
 	var coefs []schema.CoefficientRow
 	for i, id := range b.episodes {
 		ep := res.Episodes[i]
-		losses[i] = schema.LossRow{EpisodeID: id, Objective: cfg.Objective, T: int32(len(res.Steps[i])), Loss: ep.Loss, LossRho: ep.LossRho, LossAnchor: ep.LossAnchor}
+		if !ep.Trained {
+			continue // the objective does not train on it (ppo, grpo: not a current episode)
+		}
+		losses = append(losses, schema.LossRow{EpisodeID: id, Objective: cfg.Objective, T: int32(len(res.Steps[i])), Loss: ep.Loss, LossRho: ep.LossRho, LossAnchor: ep.LossAnchor})
 		for t, c := range res.Steps[i] {
 			coefs = append(coefs, schema.CoefficientRow{EpisodeID: id, T: int32(t), Flow: c.Flow, Measured: c.Measured, Residual: c.Residual, Coefficient: c.Coefficient})
 		}
 	}
 	m := res.Metrics
-	metrics := []schema.UpdateMetricsRow{{Objective: cfg.Objective, Trajectories: int64(m.Trajectories),
+	metrics := []schema.UpdateMetricsRow{{Objective: cfg.Objective, Trajectories: int64(m.Trajectories), TrainedTrajectories: int64(m.TrainedTrajectories),
 		Decisions: int64(m.Decisions), BranchDecisions: int64(m.BranchDecisions), MeanReward: m.MeanReward,
 		Loss: m.Loss, LossRho: m.LossRho, LossAnchor: m.LossAnchor, Gain: m.LossRho - m.Loss,
 		PolicyKLCurrent: m.PolicyKLCurrent, PolicyAbsLogRatio: m.PolicyAbsLogRatio, GradNorm: m.GradNorm,
 		ValueGradNorm: m.ValueGradNorm, OutcomeGradNorm: m.OutcomeGradNorm, ValueStates: int64(m.ValueStates), ValueLoss: m.ValueLoss, ValueFitLoss: m.ValueFitLoss,
 		ValueFitStates: int64(m.ValueFitStates), ValueFitSteps: int64(m.ValueFitSteps), OutcomeLoss: m.OutcomeLoss,
-		RescoreMismatch: m.RescoreMismatch, PolicyVersion: l.PolicyVersion, ValueVersion: l.ValueVersion}}
+		RescoreMismatch: m.RescoreMismatch, PolicySteps: int64(m.PolicySteps), CriticLoss: m.CriticLoss, CriticGradNorm: m.CriticGradNorm,
+		PolicyForwardRows: int64(m.PolicyForwardRows), PolicyGradRows: int64(m.PolicyGradRows), HeadRows: int64(m.HeadRows),
+		RowsPerEpisode: m.RowsPerEpisode(), PolicyVersion: l.PolicyVersion, ValueVersion: l.ValueVersion}}
 	if err := writeRows(filepath.Join(sc.OutDir, LossesFile), schema.Losses, lin, losses); err != nil {
 		return err
 	}

@@ -1,0 +1,27 @@
+// Package paradigms holds the fixed orchestration paradigms of the paper's Table ablation, the
+// baselines that decide the team before execution, on the same executor, budget and action space
+// as EvoSteer (design §10): as policy.Policy values that the rollout's decision loop plays like
+// any scripted policy.
+//
+//   - single_agent: one ReAct-style agent with every tool the task type offers (tool_user; a
+//     solver where no tool is offered), its output, STOP.
+//   - fixed_template: one hand-designed team for every task: planner → solver → verifier, the
+//     verifier's output.
+//   - plan_execute: a planner writes the whole graph once, at the first decision, from what it
+//     can read before anything runs (the task type and its roles), then the graph runs as
+//     written: the planner agent, two workers that receive its plan, a finalizer over both.
+//   - searched_workflow: a workflow per task type searched offline over a small grammar of
+//     templates on the training split (AFlow-style) and frozen; Search runs the search and
+//     returns the chosen templates as JSON-serialisable Workflows.
+//
+// Every paradigm is a Template (agents with roles, the earlier agents each one receives from,
+// and an output rule) played one atomic edit at a time: add each agent, connect its inputs (the
+// last with a revise edge, so that it runs again with all of them), set the output, STOP. A
+// paradigm picks only legal actions: when the budget cannot run the next agent it stops
+// building, takes forced finalisation actions as they come, and where STOP is withheld (the
+// interactive families' environment gate) it reruns its output agent.
+//
+// It must not learn, read or write files, or draw randomness: a paradigm's choice is a
+// deterministic function of the state, and the search's samples and episode seeds derive from
+// its seed.
+package paradigms

@@ -1,0 +1,200 @@
+package paradigms
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/executor"
+	"github.com/evosteer/evosteer-go/internal/orchestra"
+	"github.com/evosteer/evosteer-go/internal/seed"
+	"github.com/evosteer/evosteer-go/internal/tasks"
+	"github.com/evosteer/evosteer-go/stages/rollout"
+)
+
+// Grammar is the searched workflow's template space, in a fixed order (the last tie-break), each
+// named by its shape:
+//
+//	single   W                           one agent
+//	chain    A>B                         A's output goes to B, B is the output
+//	pipeline planner>W>verifier
+//	ensemble kxW>G                       k workers, an aggregator over all of them (k = 2, 3)
+//	mixed    solver+researcher+tool_user>verifier
+//	vote     3xW:majority                three workers, the majority answer is the output
+//
+// with workers W ∈ {solver, researcher, tool_user}, A ∈ {planner} ∪ W, B ∈ {solver, verifier,
+// finalizer} (A ≠ B) and aggregators G ∈ {verifier, finalizer}. A template whose roles a task
+// type does not offer (tool_user without tools) is skipped there.
+func Grammar() []Template {
+	workers := []string{"solver", "researcher", "tool_user"}
+	var out []Template
+	add := func(name, output string, agents ...Agent) {
+		out = append(out, Template{Name: name, Agents: agents, Output: output})
+	}
+	for _, w := range workers {
+		add(w, OutputLast, Agent{Role: w})
+	}
+	for _, a := range append([]string{"planner"}, workers...) {
+		for _, b := range []string{"solver", "verifier", "finalizer"} {
+			if a != b {
+				add(a+">"+b, OutputLast, Agent{Role: a}, Agent{Role: b, Inputs: []int{0}})
+			}
+		}
+	}
+	for _, w := range workers {
+		add("planner>"+w+">verifier", OutputLast, Agent{Role: "planner"}, Agent{Role: w, Inputs: []int{0}}, Agent{Role: "verifier", Inputs: []int{1}})
+	}
+	for _, w := range workers {
+		for _, k := range []int{2, 3} {
+			for _, g := range []string{"verifier", "finalizer"} {
+				agents := make([]Agent, k, k+1)
+				in := make([]int, k)
+				for i := range k {
+					agents[i], in[i] = Agent{Role: w}, i
+				}
+				add(fmt.Sprintf("%dx%s>%s", k, w, g), OutputLast, append(agents, Agent{Role: g, Inputs: in})...)
+			}
+		}
+	}
+	add("solver+researcher+tool_user>verifier", OutputLast, Agent{Role: "solver"}, Agent{Role: "researcher"}, Agent{Role: "tool_user"},
+		Agent{Role: "verifier", Inputs: []int{0, 1, 2}})
+	for _, w := range workers {
+		add("3x"+w+":majority", OutputMajority, Agent{Role: w}, Agent{Role: w}, Agent{Role: w})
+	}
+	return out
+}
+
+// SearchOptions configure the workflow search.
+type SearchOptions struct {
+	Templates []Template       // the candidates; nil means Grammar()
+	PerFamily int              // training tasks sampled per task type (all when fewer)
+	Seed      uint64           // the task sample and the episode seeds derive from it
+	Progress  rollout.Progress // told after every episode; may be nil
+}
+
+// Score is one template's result on one task type's sample.
+type Score struct {
+	TaskType  string  `json:"task_type"`
+	Template  string  `json:"template"`
+	Episodes  int     `json:"episodes"`
+	Unhealthy int     `json:"unhealthy"` // scored as reward 0
+	Mean      float64 `json:"mean_reward"`
+	Tokens    float64 `json:"mean_tokens"` // input plus output tokens per episode
+}
+
+// SearchResult is the frozen workflow per task type and every score it was chosen from.
+type SearchResult struct {
+	Workflows Workflows `json:"workflows"`
+	Scores    []Score   `json:"scores"`
+}
+
+// Search is the AFlow-style offline search of searched_workflow: every template of the grammar
+// that a task type's roles admit plays the same seeded sample of that type's training tasks
+// (common random numbers: one episode seed per task, shared by all templates) through
+// rollout.Play on exec, and the best template per task type is frozen: the highest mean reward,
+// then the fewest tokens, then the grammar's order. Training tasks are grouped by task type.
+func Search(ctx context.Context, cfg *config.Config, exec executor.Executor, train []tasks.Task, o SearchOptions) (*SearchResult, error) {
+	templates := o.Templates
+	if templates == nil {
+		templates = Grammar()
+	}
+	if len(templates) == 0 || o.PerFamily < 1 || len(train) == 0 {
+		return nil, fmt.Errorf("workflow search: %d templates, %d tasks per family, %d training tasks", len(templates), o.PerFamily, len(train))
+	}
+	if err := uniqueNames(templates); err != nil {
+		return nil, err
+	}
+	byType := map[string][]tasks.Task{}
+	for _, t := range train {
+		tt := cmp.Or(t.TaskType, t.Family)
+		byType[tt] = append(byType[tt], t)
+	}
+	types := slices.Sorted(maps.Keys(byType))
+	type cell struct{ taskType, template int }
+	var jobs []rollout.Job
+	var cells []cell
+	for ti, tt := range types {
+		sample := sampleTasks(byType[tt], o.PerFamily, seed.Derive(o.Seed, "workflow-search/sample", tt))
+		roles := orchestra.RolesFor(sample[0].Family, sample[0].TaskType)
+		for pi, p := range templates {
+			if p.Validate(roles) != nil {
+				continue // the task type does not offer its roles
+			}
+			for _, task := range sample {
+				jobs = append(jobs, rollout.Job{Task: task, ID: fmt.Sprintf("search/%s/%s/%s", tt, p.Name, task.ID),
+					Source: SearchedWorkflow, Seed: seed.Derive(o.Seed, "workflow-search/episode", task.ID), Script: ForTemplate(p)})
+				cells = append(cells, cell{ti, pi})
+			}
+		}
+	}
+	played, err := rollout.Play(ctx, cfg, exec, nil, nil, jobs, o.Progress)
+	if err != nil {
+		return nil, fmt.Errorf("workflow search: %w", err)
+	}
+	scores := map[cell]*Score{}
+	for i, p := range played {
+		c := cells[i]
+		s := scores[c]
+		if s == nil {
+			s = &Score{TaskType: types[c.taskType], Template: templates[c.template].Name}
+			scores[c] = s
+		}
+		ep := p.Episode
+		s.Episodes++
+		if ep.Healthy && ep.Stopped {
+			s.Mean += ep.Reward
+		} else {
+			s.Unhealthy++
+		}
+		s.Tokens += float64(ep.TokensIn + ep.TokensOut)
+	}
+	res := &SearchResult{Workflows: Workflows{}}
+	for ti, tt := range types {
+		var best *Score
+		bestIdx := -1
+		for pi := range templates {
+			s := scores[cell{ti, pi}]
+			if s == nil {
+				continue
+			}
+			s.Mean /= float64(s.Episodes)
+			s.Tokens /= float64(s.Episodes)
+			res.Scores = append(res.Scores, *s)
+			if best == nil || s.Mean > best.Mean || (s.Mean == best.Mean && s.Tokens < best.Tokens) {
+				best, bestIdx = s, pi
+			}
+		}
+		if best == nil {
+			return nil, fmt.Errorf("workflow search: no template is playable in task type %q", tt)
+		}
+		res.Workflows[tt] = templates[bestIdx]
+	}
+	return res, nil
+}
+
+// sampleTasks is a seeded sample of n tasks (all when fewer), in id order.
+func sampleTasks(ts []tasks.Task, n int, s uint64) []tasks.Task {
+	out := slices.Clone(ts)
+	slices.SortFunc(out, func(a, b tasks.Task) int { return cmp.Compare(a.ID, b.ID) })
+	r := rand.New(rand.NewPCG(s, s>>1|1))
+	r.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	out = out[:min(n, len(out))]
+	slices.SortFunc(out, func(a, b tasks.Task) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}
+
+// uniqueNames checks that every template has its own name (the scores and episode ids use it).
+func uniqueNames(ts []Template) error {
+	seen := map[string]bool{}
+	for i, t := range ts {
+		if t.Name == "" || seen[t.Name] {
+			return fmt.Errorf("workflow search: template %d has an empty or repeated name %q", i, t.Name)
+		}
+		seen[t.Name] = true
+	}
+	return nil
+}

@@ -1,0 +1,129 @@
+package paradigms
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/evosteer/evosteer-go/internal/orchestra"
+	"github.com/evosteer/evosteer-go/internal/sim"
+)
+
+// The grammar's templates have distinct names and are all valid where every role is offered; in
+// the interactive task type exactly those with a tool_user are not.
+func TestGrammar(t *testing.T) {
+	g := Grammar()
+	if err := uniqueNames(g); err != nil {
+		t.Fatal(err)
+	}
+	for _, tpl := range g {
+		if err := tpl.Validate(orchestra.RolesFor("hotpotqa", "")); err != nil {
+			t.Errorf("hotpotqa: %v", err)
+		}
+		uses := slices.ContainsFunc(tpl.Agents, func(a Agent) bool { return a.Role == "tool_user" })
+		if err := tpl.Validate(orchestra.RolesFor("alfworld", "")); (err != nil) != uses {
+			t.Errorf("alfworld %s: %v", tpl.Name, err)
+		}
+	}
+	if len(g) != 33 {
+		t.Errorf("%d templates, want 33", len(g))
+	}
+}
+
+// The search plays every admissible template on the same seeded sample of each task type's
+// training tasks, scores them, and freezes the best (highest mean reward, then fewest tokens); it
+// is deterministic, and its result survives JSON and drives searched_workflow.
+func TestSearchChoosesTheBestPerTaskType(t *testing.T) {
+	cfg := defaultConfig(t)
+	train := testTasks(cfg, "train", 10)
+	var cands []Template
+	for _, name := range []string{"solver", "tool_user", "solver>verifier", "3xsolver:majority", "planner>solver>verifier"} {
+		k := slices.IndexFunc(Grammar(), func(t Template) bool { return t.Name == name })
+		cands = append(cands, Grammar()[k])
+	}
+	o := SearchOptions{Templates: cands, PerFamily: 6, Seed: 7}
+	res, err := Search(context.Background(), cfg, sim.New(cfg.Sim, cfg.Seed), train, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Workflows) != len(sim.IIDFamilies) {
+		t.Fatalf("workflows for %d task types, want %d", len(res.Workflows), len(sim.IIDFamilies))
+	}
+	for _, tt := range sim.IIDFamilies {
+		var best *Score
+		n := 0
+		for i, s := range res.Scores {
+			if s.TaskType != tt {
+				continue
+			}
+			n++
+			if s.Episodes != 6 || s.Mean < 0 || s.Mean > 1 || !(s.Tokens > 0) {
+				t.Fatalf("score %+v", s)
+			}
+			if best == nil || s.Mean > best.Mean || (s.Mean == best.Mean && s.Tokens < best.Tokens) {
+				best = &res.Scores[i]
+			}
+		}
+		want := len(cands)
+		if tt == "alfworld" {
+			want-- // no tool_user
+		}
+		if n != want {
+			t.Fatalf("%s: %d templates scored, want %d", tt, n, want)
+		}
+		if res.Workflows[tt].Name != best.Template {
+			t.Fatalf("%s: chose %s, the best is %s (%+v)", tt, res.Workflows[tt].Name, best.Template, res.Scores)
+		}
+		t.Logf("%s: %s (mean %.3f, %.0f tokens)", tt, best.Template, best.Mean, best.Tokens)
+	}
+	var spread float64
+	for _, s := range res.Scores {
+		spread = math.Max(spread, math.Abs(s.Mean-res.Scores[0].Mean))
+	}
+	if spread == 0 {
+		t.Fatal("every template scored the same: the search compares nothing")
+	}
+	again, err := Search(context.Background(), cfg, sim.New(cfg.Sim, cfg.Seed), train, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := json.Marshal(res)
+	b, _ := json.Marshal(again)
+	if string(a) != string(b) {
+		t.Fatal("two searches with the same seed differ")
+	}
+	var back SearchResult
+	if err := json.Unmarshal(a, &back); err != nil || !reflect.DeepEqual(back.Workflows, res.Workflows) {
+		t.Fatalf("JSON round trip: %v", err)
+	}
+	pol, err := New(SearchedWorkflow, back.Workflows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range play(t, cfg, SearchedWorkflow, pol, testTasks(cfg, "test", 1)) {
+		checkEpisode(t, SearchedWorkflow, p)
+	}
+}
+
+func TestSearchRejects(t *testing.T) {
+	cfg := defaultConfig(t)
+	train := testTasks(cfg, "train", 2)
+	exec := sim.New(cfg.Sim, cfg.Seed)
+	twice := []Template{Grammar()[0], Grammar()[0]}
+	for _, c := range []struct {
+		o    SearchOptions
+		want string
+	}{
+		{SearchOptions{PerFamily: 0}, "tasks per family"},
+		{SearchOptions{PerFamily: 2, Templates: twice}, "repeated name"},
+		{SearchOptions{PerFamily: 2, Templates: []Template{{Name: "plan", Agents: []Agent{{Role: "planner"}}, Output: OutputLast}}}, "no template is playable"},
+	} {
+		if _, err := Search(context.Background(), cfg, exec, train, c.o); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.o, err, c.want)
+		}
+	}
+}
