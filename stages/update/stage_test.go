@@ -16,8 +16,6 @@ import (
 	"github.com/evosteer/evosteer-go/internal/sim"
 	"github.com/evosteer/evosteer-go/internal/tasks"
 	"github.com/evosteer/evosteer-go/schema"
-	"github.com/evosteer/evosteer-go/stages/aggregate"
-	"github.com/evosteer/evosteer-go/stages/rescore"
 	"github.com/evosteer/evosteer-go/stages/rollout"
 	"github.com/evosteer/evosteer-go/stages/update"
 )
@@ -50,7 +48,7 @@ func newRun(t *testing.T, objective string) *rundir.Run {
 // step runs the stages of step k up to and including update, each built when its turn comes.
 func step(t *testing.T, r *rundir.Run, k int) {
 	t.Helper()
-	for _, name := range []string{rollout.Name, rescore.Name, aggregate.Name, update.Name} {
+	for _, name := range pipeline.Stages {
 		st, err := pipeline.Stage(r, k, name)
 		if err != nil {
 			t.Fatal(err)
