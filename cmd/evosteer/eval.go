@@ -2,16 +2,19 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/evosteer/evosteer-go/internal/paradigms"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/stages/evaluate"
 )
 
 func newEvalCmd() *cobra.Command {
 	var run string
-	var step, runs int
+	var step, runs, searchTasks int
+	var paradigmNames []string
 	cmd := &cobra.Command{
 		Use:   "eval --run DIR [--step K] [--runs N]",
 		Short: "Evaluate the trained policy on the test split (the paper's test protocol)",
@@ -19,7 +22,10 @@ func newEvalCmd() *cobra.Command {
 step) — θ with its published value head — and the skill library after step K frozen; no reference,
 paired or validation rollouts; every task of tasks/test.arrow played once per run by each policy;
 N runs (default 5) with distinct seeds, the policies of a run sharing each task's episode seed.
-Policies: evosteer (π_θ) and reference (ρ, the untrained architecture: the learner of step 0).
+Policies: evosteer (π_θ), reference (ρ, the untrained architecture: the learner of step 0), and
+the fixed paradigms of --paradigms (default single_agent; also fixed_template, plan_execute,
+searched_workflow — whose workflows are first searched on the training split and stored in
+eval/workflows.json), on the same executor and budget.
 
 Writes eval/results.arrow (table eval_results: one row per policy × benchmark × run, with the mean
 score and executor tokens per task) and eval/table.md, shaped like the paper's Table 1: per
@@ -35,7 +41,7 @@ sqrt(Σσ²)/n. Prints the table.`,
 				step = evaluate.LatestStep(r)
 			}
 			log := cmd.ErrOrStderr()
-			rows, err := evaluate.Run(cmd.Context(), r, evaluate.Options{Step: step, Runs: runs,
+			rows, err := evaluate.Run(cmd.Context(), r, evaluate.Options{Step: step, Runs: runs, Paradigms: paradigmNames, SearchPerFamily: searchTasks,
 				Progress: func(done, total int) { fmt.Fprintf(log, "eval: %d/%d episodes\n", done, total) }})
 			if err != nil {
 				return err
@@ -49,6 +55,8 @@ sqrt(Σσ²)/n. Prints the table.`,
 	cmd.Flags().StringVar(&run, "run", "", "run folder (required)")
 	cmd.Flags().IntVar(&step, "step", 0, "evaluate the learner and library of this step (default: the last trained step)")
 	cmd.Flags().IntVar(&runs, "runs", 5, "evaluation runs, each with its own seed")
+	cmd.Flags().StringSliceVar(&paradigmNames, "paradigms", []string{paradigms.SingleAgent}, "fixed paradigms to evaluate beside the networks: "+strings.Join(paradigms.Names, ", "))
+	cmd.Flags().IntVar(&searchTasks, "search-tasks", 32, "training tasks per task type that searched_workflow's search plays each template on")
 	cmd.MarkFlagRequired("run")
 	return cmd
 }

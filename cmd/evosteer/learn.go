@@ -26,7 +26,7 @@ true probabilities over the full legal set.
 
 The rollout sampled current episodes from that θ and reference episodes from ρ, so the rescored
 log-probabilities must reproduce the stored behaviour log-probabilities; the stage fails when they
-differ by more than 1e-5 (a checkpoint and a rollout that do not belong together).`,
+differ by more than 1e-4 relative (a checkpoint and a rollout that do not belong together).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var sum rescore.Summary
@@ -42,7 +42,7 @@ differ by more than 1e-5 (a checkpoint and a rollout that do not belong together
 			fmt.Fprintf(out, "rescore step %d: %d decisions of %d episodes under θ version %d; mean |Δℓ| %.4g over branch decisions\n",
 				f.step, sum.Decisions, sum.Episodes, sum.ThetaVersion, sum.MeanAbsDeltaL)
 			for _, src := range slices.Sorted(maps.Keys(sum.MaxMismatch)) {
-				fmt.Fprintf(out, "  %-18s max |rescored − behaviour| log-prob %.2g\n", src, sum.MaxMismatch[src])
+				fmt.Fprintf(out, "  %-18s max |rescored − behaviour| / max(1, |behaviour|) log-prob %.2g\n", src, sum.MaxMismatch[src])
 			}
 			return nil
 		},

@@ -2,6 +2,7 @@ package evaluate
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -11,7 +12,9 @@ import (
 
 	"github.com/evosteer/evosteer-go/gpu"
 	"github.com/evosteer/evosteer-go/internal/atomicfile"
+	"github.com/evosteer/evosteer-go/internal/executor"
 	"github.com/evosteer/evosteer-go/internal/learner"
+	"github.com/evosteer/evosteer-go/internal/paradigms"
 	"github.com/evosteer/evosteer-go/internal/policy"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/seed"
@@ -36,9 +39,13 @@ const (
 
 // Options choose what is evaluated.
 type Options struct {
-	Step    int                      // the learner and library of this step (≥ 1)
-	Runs    int                      // evaluation runs, each with its own seed
-	Scripts map[string]policy.Policy // fixed paradigms by name, evaluated beside the networks
+	Step int // the learner and library of this step (≥ 1)
+	Runs int // evaluation runs, each with its own seed
+	// Paradigms are fixed paradigms (internal/paradigms names) evaluated beside the networks;
+	// searched_workflow first searches its workflows on the training split (SearchPerFamily
+	// tasks per task type) and stores them in eval/workflows.json.
+	Paradigms       []string
+	SearchPerFamily int
 	// Progress is told after each policy of each run, with episodes done of the total.
 	Progress func(done, total int)
 }
@@ -95,8 +102,20 @@ func Run(ctx context.Context, r *rundir.Run, o Options) ([]schema.EvalRow, error
 		script  policy.Policy
 	}
 	policies := []who{{EvoSteer, theta, nil}, {Reference, rho, nil}}
-	for _, name := range slices.Sorted(maps.Keys(o.Scripts)) {
-		policies = append(policies, who{name, nil, o.Scripts[name]})
+	var searched *paradigms.SearchResult
+	for _, name := range o.Paradigms {
+		var wf paradigms.Workflows
+		if name == paradigms.SearchedWorkflow {
+			if searched, err = search(ctx, r, exec, o.SearchPerFamily); err != nil {
+				return nil, err
+			}
+			wf = searched.Workflows
+		}
+		p, err := paradigms.New(name, wf)
+		if err != nil {
+			return nil, err
+		}
+		policies = append(policies, who{name, nil, p})
 	}
 	total, done := o.Runs*len(policies)*len(test), 0
 	var rows []schema.EvalRow
@@ -123,10 +142,20 @@ func Run(ctx context.Context, r *rundir.Run, o Options) ([]schema.EvalRow, error
 			}
 		}
 	}
-	if err := write(r, rows); err != nil {
+	if err := write(r, rows, searched); err != nil {
 		return nil, err
 	}
 	return rows, nil
+}
+
+// search runs the searched_workflow paradigm's offline search on the training split.
+func search(ctx context.Context, r *rundir.Run, exec executor.Executor, perFamily int) (*paradigms.SearchResult, error) {
+	train, err := tasks.ReadFile(r.TasksPath("train"))
+	if err != nil {
+		return nil, err
+	}
+	return paradigms.Search(ctx, r.Config, exec, train, paradigms.SearchOptions{PerFamily: max(1, perFamily),
+		Seed: seed.Derive(r.Config.Seed, "eval", "workflow-search")})
 }
 
 // summarize is one policy's run: per benchmark, the mean score and tokens per task.
@@ -156,8 +185,13 @@ func summarize(iid []string, name string, run int, runSeed uint64, version int64
 	return rows
 }
 
-// write puts eval/ in place at once: results.arrow and table.md.
-func write(r *rundir.Run, rows []schema.EvalRow) error {
+// WorkflowsFile holds the searched workflows (and every template's search score) when the
+// searched_workflow paradigm was evaluated.
+const WorkflowsFile = "workflows.json"
+
+// write puts eval/ in place at once: results.arrow, table.md and, after a workflow search,
+// workflows.json.
+func write(r *rundir.Run, rows []schema.EvalRow, searched *paradigms.SearchResult) error {
 	dir := filepath.Join(r.Dir, Folder)
 	tmp, err := os.MkdirTemp(r.Dir, ".tmp-eval-")
 	if err != nil {
@@ -170,6 +204,15 @@ func write(r *rundir.Run, rows []schema.EvalRow) error {
 	}
 	if err := atomicfile.WriteBytes(filepath.Join(tmp, TableFile), []byte(Table(rows, r.Config.Executor.Backend == "sim")), 0o644); err != nil {
 		return err
+	}
+	if searched != nil {
+		data, err := json.MarshalIndent(searched, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := atomicfile.WriteBytes(filepath.Join(tmp, WorkflowsFile), append(data, '\n'), 0o644); err != nil {
+			return err
+		}
 	}
 	old := dir + ".old"
 	os.RemoveAll(old)

@@ -22,9 +22,12 @@ const (
 	chunk = 4096
 )
 
-// MaxBehaviorMismatch bounds |rescored − behaviour| log-probability of a sampled decision: the
-// same float32 network on the same inputs, batched differently.
-const MaxBehaviorMismatch = 1e-5
+// MaxBehaviorMismatch bounds |rescored − behaviour| / max(1, |behaviour|) for the log-probability
+// of a sampled decision: the same float32 network on the same inputs, batched differently. The
+// rounding is usually below 1e-6 but grows with the logits' magnitude (seen: 3e-5 with logits of a
+// few hundred after aggressive learning rates); a checkpoint that does not belong to the rollout
+// is off by orders of magnitude more.
+const MaxBehaviorMismatch = 1e-4
 
 // Summary is what a rescore found.
 type Summary struct {
@@ -140,7 +143,7 @@ func Run(ctx context.Context, sc *rundir.StageContext, decisionFiles, episodeFil
 			if src == "current" {
 				behavior = lt
 			}
-			sum.MaxMismatch[src] = math.Max(sum.MaxMismatch[src], math.Abs(behavior-d.LogpBehavior))
+			sum.MaxMismatch[src] = math.Max(sum.MaxMismatch[src], math.Abs(behavior-d.LogpBehavior)/math.Max(1, math.Abs(d.LogpBehavior)))
 		}
 	}
 	if branch > 0 {
@@ -148,7 +151,7 @@ func Run(ctx context.Context, sc *rundir.StageContext, decisionFiles, episodeFil
 	}
 	for src, m := range sum.MaxMismatch {
 		if m > MaxBehaviorMismatch {
-			return nil, fmt.Errorf("rescore: %s decisions: rescored log-probabilities differ from the behaviour log-probabilities by up to %.3g (> %g): the rollout of step %d was not sampled from the checkpoint of step %d; rerun the rollout",
+			return nil, fmt.Errorf("rescore: %s decisions: rescored log-probabilities differ from the behaviour log-probabilities by up to %.3g relative (> %g): the rollout of step %d was not sampled from the checkpoint of step %d; rerun the rollout",
 				src, m, MaxBehaviorMismatch, sc.Step, sc.Step-1)
 		}
 	}
