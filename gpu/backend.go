@@ -13,11 +13,19 @@ import (
 // registered maps configuration names to gomlx's registry names.
 var registered = map[string]string{"simplego": simplego.BackendName, "xla": "xla"}
 
-// simplegoConfig runs simplego's ops one at a time (each still uses every core inside). With
-// the default parallel op scheduling, gomlx v0.26.0's simplego deadlocks on graphs with several
-// independent matmuls once its worker pool is full: each scheduled DotGeneral waits for a free
-// worker from inside a worker (backends/simplego/dotgeneral_small.go WaitToStart). Seen on 2 cores.
-const simplegoConfig = "ops_sequential"
+// simplegoConfig fixes two simplego behaviours:
+//   - ops_sequential runs the ops one at a time (each still uses every core). With the default
+//     parallel op scheduling, gomlx v0.26.0's simplego deadlocks on graphs with several
+//     independent matmuls once its worker pool is full: each scheduled DotGeneral waits for a
+//     free worker from inside a worker (backends/simplego/dotgeneral_small.go WaitToStart).
+//     Seen on 2 cores.
+//   - dotgeneral_small always takes the same matmul kernel, whatever the problem size. The
+//     default switches kernels with the size, which changes the summation order, so a decision
+//     scored in a batch of 130 (a rollout wave) and in a batch of 256 (rescore) differed in the
+//     last bits; with one kernel every row's result is independent of its batch, and rescore
+//     reproduces the behaviour log-probabilities exactly. It costs about 40% of scoring speed
+//     (BenchmarkPolicyNetScore).
+const simplegoConfig = "ops_sequential,dotgeneral_small"
 
 // NewBackend opens the gomlx backend the configuration names (compute.backend):
 //   - "simplego": pure Go on the CPU, always available;

@@ -26,7 +26,7 @@ true probabilities over the full legal set.
 
 The rollout sampled current episodes from that θ and reference episodes from ρ, so the rescored
 log-probabilities must reproduce the stored behaviour log-probabilities; the stage fails when they
-differ by more than 1e-4 relative (a checkpoint and a rollout that do not belong together).`,
+differ by more than 1e-5 relative (a checkpoint and a rollout that do not belong together).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var sum rescore.Summary
