@@ -10,7 +10,7 @@ RUN         ?= runs/demo
 CONFIG      ?= pipeline.yaml
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build run rollout rescore aggregate update validate author test bench fmt vet check clean
+.PHONY: all build run step eval rollout rescore aggregate update validate author test bench fmt vet check clean
 
 all: build
 
@@ -20,15 +20,27 @@ build:
 
 STEP        ?= 1
 
-STAGES      := rollout rescore aggregate update validate author
 
-## run: build, initialise $(RUN) on the embedded simulated world (if new), run every stage of
-## step 1, then roll out step 2 with the updated policy and the published value head
+# STEPS keeps make run under 15 minutes on 2 cores; the paper's scale is STEPS=240.
+STEPS       ?= 60
+EVAL_RUNS   ?= 5
+
+## run: build, initialise $(RUN) on the embedded simulated world (if new), train STEPS steps
+## (resuming where a previous run stopped), evaluate on the test split, write the report
 run: build
 	@if [ ! -f $(RUN)/run.yaml ]; then ./$(BIN) init --config $(CONFIG) --run $(RUN); fi
-	@for s in $(STAGES); do ./$(BIN) $$s --run $(RUN) --step 1 || exit 1; done
-	./$(BIN) rollout --run $(RUN) --step 2
-	@echo "run folder: $(RUN) (configuration in $(RUN)/run.yaml)"
+	./$(BIN) train --run $(RUN) --steps $(STEPS)
+	./$(BIN) eval --run $(RUN) --runs $(EVAL_RUNS)
+	./$(BIN) report --run $(RUN)
+	@echo "run folder: $(RUN); report: $(RUN)/report/index.html"
+
+## step: every stage of one step on $(RUN) (STEP=k)
+step: build
+	./$(BIN) step --run $(RUN) --step $(STEP)
+
+## eval: the test protocol on $(RUN)
+eval: build
+	./$(BIN) eval --run $(RUN) --runs $(EVAL_RUNS)
 
 ## rollout: roll out one step on $(RUN) (STEP=k); rescore, aggregate, update likewise
 rollout: build
