@@ -298,7 +298,9 @@ func prob(t *testing.T, p *Prior, d *Decision, a orchestra.Action) (float64, []s
 }
 
 // TestDefaultPriorIsAReferencePolicy: the default weights make rho a sensible reference: it
-// starts with a solver, makes an answering node the output, stops once the output states an
+// starts with a solver more often than with any other role yet tries every role (a generic
+// reference picks the first role broadly, which leaves AnchorTB something to learn), makes an
+// answering node the output, stops once the output states an
 // answer (rather than moving the output around), reruns a failed node, and adds a verifier
 // when answers disagree.
 func TestDefaultPriorIsAReferencePolicy(t *testing.T) {
@@ -315,12 +317,17 @@ func TestDefaultPriorIsAReferencePolicy(t *testing.T) {
 		min  float64
 	}
 	for _, c := range []want{
-		{"start with a solver", s.empty, addAgent("n0", "solver", ""), 0.9},
+		{"start with a solver", s.empty, addAgent("n0", "solver", ""), 0.15},
 		{"stop with an answered output", s.lonely, stop, 0.9},
 		{"stop with an agreed output", s.agreeOut, stop, 0.85},
 	} {
 		if got, above := prob(t, p, c.d, c.a); got < c.min || len(above) > 0 {
 			t.Errorf("%s: P(%s) = %.3f, want >= %.2f and the most likely (above it: %v)", c.name, c.a.JSON(), got, c.min, above)
+		}
+	}
+	for _, role := range []string{"verifier", "planner", "researcher", "finalizer"} {
+		if got, _ := prob(t, p, s.empty, addAgent("n0", role, "")); got < 0.04 {
+			t.Errorf("P(first agent %s) = %.3f, want >= 0.04: the reference must try every role", role, got)
 		}
 	}
 	// One answering solver: make it the output.
