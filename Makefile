@@ -22,7 +22,7 @@ STEP        ?= 1
 
 
 # STEPS keeps make run under 15 minutes on 2 cores; the paper's scale is STEPS=240.
-STEPS       ?= 60
+STEPS       ?= 120
 EVAL_RUNS   ?= 5
 
 ## run: build, initialise $(RUN) on the embedded simulated world (if new), train STEPS steps

@@ -11,12 +11,11 @@ import (
 
 	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/rundir"
+	"github.com/evosteer/evosteer-go/internal/runtest"
 	"github.com/evosteer/evosteer-go/internal/sim"
-	"github.com/evosteer/evosteer-go/internal/skills"
 	"github.com/evosteer/evosteer-go/internal/tasks"
 	"github.com/evosteer/evosteer-go/schema"
 	"github.com/evosteer/evosteer-go/stages/rollout"
-	"github.com/evosteer/evosteer-go/stages/update"
 )
 
 // rolloutRun initialises a run on the simulated world with a few tasks per family and rolls out
@@ -40,7 +39,7 @@ func rolloutRun(t *testing.T, steps int, shards int) *rundir.Run {
 		t.Fatal(err)
 	}
 	for k := 1; k <= steps; k++ {
-		untrained(t, r, k-1)
+		runtest.Untrained(t, r, k-1)
 		for i := 1; i <= shards; i++ {
 			if _, err := r.RunStage(context.Background(), k, rollout.Stage(r, k, rollout.Shard{Index: i, Count: shards}, nil), false); err != nil {
 				t.Fatal(err)
@@ -56,7 +55,7 @@ func rolloutRun(t *testing.T, steps int, shards int) *rundir.Run {
 func TestStageOnRolloutOutput(t *testing.T) {
 	ctx := context.Background()
 	r := rolloutRun(t, 1, 1)
-	untrained(t, r, 1)
+	runtest.Untrained(t, r, 1)
 	for i := 1; i <= 2; i++ {
 		if _, err := r.RunStage(ctx, 2, rollout.Stage(r, 2, rollout.Shard{Index: i, Count: 2}, nil), false); err != nil {
 			t.Fatal(err)
@@ -143,25 +142,3 @@ func readDir(t *testing.T, dir string) map[string][]byte {
 	return out
 }
 
-// untrained writes the untrained learner as step's checkpoint and, from step 1, an empty skill
-// library as its author's output, so step+1 can be rolled out without training.
-func untrained(t testing.TB, r *rundir.Run, step int) {
-	t.Helper()
-	ctx := context.Background()
-	if _, err := r.RunStage(ctx, step, update.Initial(r), false); err != nil {
-		t.Fatal(err)
-	}
-	if step == 0 {
-		return
-	}
-	empty := rundir.Stage{Name: skills.AuthorStage, Run: func(_ context.Context, sc *rundir.StageContext) error {
-		lib, err := skills.NewLibrary(r.Config.Admission, nil)
-		if err != nil {
-			return err
-		}
-		return skills.WriteSnapshot(sc.OutDir, sc.Lineage(), lib)
-	}}
-	if _, err := r.RunStage(ctx, step, empty, false); err != nil {
-		t.Fatal(err)
-	}
-}

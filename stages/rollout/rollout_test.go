@@ -16,11 +16,11 @@ import (
 	"github.com/evosteer/evosteer-go/internal/executor"
 	"github.com/evosteer/evosteer-go/internal/policy"
 	"github.com/evosteer/evosteer-go/internal/rundir"
+	"github.com/evosteer/evosteer-go/internal/runtest"
 	"github.com/evosteer/evosteer-go/internal/sim"
 	"github.com/evosteer/evosteer-go/internal/skills"
 	"github.com/evosteer/evosteer-go/internal/tasks"
 	"github.com/evosteer/evosteer-go/schema"
-	"github.com/evosteer/evosteer-go/stages/update"
 )
 
 // smallRun initialises a run named "demo" under parent with a few tasks per family.
@@ -45,32 +45,10 @@ func smallRun(t testing.TB, parent string, edit func(*config.Config)) *rundir.Ru
 	if err != nil {
 		t.Fatal(err)
 	}
-	untrained(t, r, 0)
+	runtest.Untrained(t, r, 0)
 	return r
 }
 
-// untrained writes the untrained learner as step's checkpoint and, from step 1, an empty skill
-// library as its author's output, so step+1 can be rolled out without training.
-func untrained(t testing.TB, r *rundir.Run, step int) {
-	t.Helper()
-	ctx := context.Background()
-	if _, err := r.RunStage(ctx, step, update.Initial(r), false); err != nil {
-		t.Fatal(err)
-	}
-	if step == 0 {
-		return
-	}
-	empty := rundir.Stage{Name: skills.AuthorStage, Run: func(_ context.Context, sc *rundir.StageContext) error {
-		lib, err := skills.NewLibrary(r.Config.Admission, nil)
-		if err != nil {
-			return err
-		}
-		return skills.WriteSnapshot(sc.OutDir, sc.Lineage(), lib)
-	}}
-	if _, err := r.RunStage(ctx, step, empty, false); err != nil {
-		t.Fatal(err)
-	}
-}
 
 func rolloutFiles(t *testing.T, r *rundir.Run, step int) map[string][]byte {
 	t.Helper()
@@ -188,7 +166,7 @@ func TestRolloutWritesTheBatch(t *testing.T) {
 
 func TestShardsPartitionTheBatch(t *testing.T) {
 	r := smallRun(t, t.TempDir(), nil)
-	untrained(t, r, 1)
+	runtest.Untrained(t, r, 1)
 	var ids []string
 	for i := 1; i <= 3; i++ {
 		if _, err := r.RunStage(context.Background(), 2, Stage(r, 2, Shard{i, 3}, nil), false); err != nil {
@@ -271,7 +249,7 @@ func TestUnhealthyEpisodesAreKeptWithTheirReason(t *testing.T) {
 // the pair's seed and ids, are continued by ρ, and the forced action is recorded as forced.
 func TestPairedArms(t *testing.T) {
 	r := smallRun(t, t.TempDir(), nil)
-	untrained(t, r, 1)
+	runtest.Untrained(t, r, 1)
 	rec := skills.Record{Name: "Check units", Description: "Re-derive the quantity.", Trigger: "Use when numbers appear.",
 		Plan: []string{"Restate the quantity", "Check each unit"}, Pitfalls: []string{"Skipping a conversion"}, Constraint: []string{"One answer"}}
 	cand := skills.Skill{ID: rec.ID(), Family: "medqa", Status: skills.Candidate, Basis: skills.BasisProposal, Record: rec,
