@@ -141,4 +141,3 @@ func readDir(t *testing.T, dir string) map[string][]byte {
 	}
 	return out
 }
-

@@ -49,7 +49,6 @@ func smallRun(t testing.TB, parent string, edit func(*config.Config)) *rundir.Ru
 	return r
 }
 
-
 func rolloutFiles(t *testing.T, r *rundir.Run, step int) map[string][]byte {
 	t.Helper()
 	if _, err := r.RunStage(context.Background(), step, Stage(r, step, Shard{1, 1}, nil), false); err != nil {
