@@ -1,0 +1,106 @@
+package evaluate
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/pipeline"
+	"github.com/evosteer/evosteer-go/internal/rundir"
+	"github.com/evosteer/evosteer-go/internal/runtest"
+	"github.com/evosteer/evosteer-go/internal/sim"
+	"github.com/evosteer/evosteer-go/internal/tasks"
+	"github.com/evosteer/evosteer-go/schema"
+)
+
+// The table: per benchmark the mean ± sample std over runs (percent), and the block's Avg row the
+// mean of the means ± sqrt(Σσ²)/n.
+func TestTable(t *testing.T) {
+	rows := []schema.EvalRow{
+		{Policy: "evosteer", Benchmark: "a", Block: "iid", Run: 0, Score: 0.80},
+		{Policy: "evosteer", Benchmark: "a", Block: "iid", Run: 1, Score: 0.84},
+		{Policy: "evosteer", Benchmark: "b", Block: "iid", Run: 0, Score: 0.50},
+		{Policy: "evosteer", Benchmark: "b", Block: "iid", Run: 1, Score: 0.56},
+		{Policy: "evosteer", Benchmark: "c", Block: "ood", Run: 0, Score: 0.30},
+		{Policy: "evosteer", Benchmark: "c", Block: "ood", Run: 1, Score: 0.30},
+	}
+	got := Table(rows, true)
+	sa, sb := math.Sqrt(2*0.02*0.02)*100, math.Sqrt(2*0.03*0.03)*100 // sample std of two values
+	for _, want := range []string{
+		"Simulated world",
+		"| a | 82.00 ± 2.83 |", "| b | 53.00 ± 4.24 |", "| c | 30.00 ± 0.00 |",
+		fmt.Sprintf("| **IID avg** | **67.50 ± %.2f** |", math.Sqrt(sa*sa+sb*sb)/2),
+		"| **OOD avg** | **30.00 ± 0.00** |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("table lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Index(got, "| c |") < strings.Index(got, "IID avg") {
+		t.Errorf("OOD rows before the IID block:\n%s", got)
+	}
+}
+
+
+// Run after one training step: every policy × benchmark × run has a row, the runs have distinct
+// seeds, and the results are written.
+func TestRunWritesResults(t *testing.T) {
+	cfg, err := config.Parse("eval test", []byte("batch:\n  tasks: 6\nablations: [skill-evolution]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := rundir.Init(filepath.Join(t.TempDir(), "demo"), cfg, "test", func(r *rundir.Run) error {
+		lin := schema.Lineage{Run: "demo", Stage: "init", ConfigSHA256: cfg.SHA256()}
+		for split, n := range map[string]int{"train": 4, "test": 3} {
+			var ts []tasks.Task
+			for _, f := range cfg.Families {
+				ts = append(ts, sim.Tasks(cfg.Sim, cfg.Seed, f, f, split, n)...)
+			}
+			if err := tasks.WriteFile(r.TasksPath(split), lin, ts); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtest.Untrained(t, r, 0)
+	if err := pipeline.Train(context.Background(), r, 1, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	if LatestStep(r) != 1 {
+		t.Fatalf("latest step %d", LatestStep(r))
+	}
+	rows, err := Run(context.Background(), r, Options{Step: 1, Runs: 2, Paradigms: []string{"single_agent"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 3 * len(cfg.Families) * 2; len(rows) != want {
+		t.Fatalf("%d rows, want %d", len(rows), want)
+	}
+	seeds := map[int32]uint64{}
+	for _, row := range rows {
+		if row.Tasks != 3 || row.Score < 0 || row.Score > 1 || row.Block != "iid" {
+			t.Fatalf("row %+v", row)
+		}
+		if s, ok := seeds[row.Run]; ok && s != row.Seed {
+			t.Fatalf("run %d has two seeds", row.Run)
+		}
+		seeds[row.Run] = row.Seed
+	}
+	if seeds[0] == seeds[1] {
+		t.Fatal("the two runs share a seed")
+	}
+	written, err := schema.ReadFile[schema.EvalRow](schema.EvalResults, filepath.Join(r.Dir, Folder, ResultsFile))
+	if err != nil || len(written) != len(rows) {
+		t.Fatalf("written %d rows: %v", len(written), err)
+	}
+	if _, err := Run(context.Background(), r, Options{Step: 0, Runs: 1}); err == nil {
+		t.Fatal("step 0 accepted")
+	}
+}
