@@ -45,7 +45,6 @@ func TestTable(t *testing.T) {
 	}
 }
 
-
 // Run after one training step: every policy × benchmark × run has a row, the runs have distinct
 // seeds, and the results are written.
 func TestRunWritesResults(t *testing.T) {
