@@ -27,14 +27,20 @@ func TestTable(t *testing.T) {
 		{Policy: "evosteer", Benchmark: "b", Block: "iid", Run: 1, Score: 0.56},
 		{Policy: "evosteer", Benchmark: "c", Block: "ood", Run: 0, Score: 0.30},
 		{Policy: "evosteer", Benchmark: "c", Block: "ood", Run: 1, Score: 0.30},
+		{Policy: "reference", Benchmark: "a", Block: "iid", Run: 0, Score: 0.70},
+		{Policy: "reference", Benchmark: "a", Block: "iid", Run: 1, Score: 0.80},
+		{Policy: "reference", Benchmark: "b", Block: "iid", Run: 0, Score: 0.50},
+		{Policy: "reference", Benchmark: "b", Block: "iid", Run: 1, Score: 0.50},
 	}
 	got := Table(rows, true)
 	sa, sb := math.Sqrt(2*0.02*0.02)*100, math.Sqrt(2*0.03*0.03)*100 // sample std of two values
 	for _, want := range []string{
 		"Simulated world",
-		"| a | 82.00 ± 2.83 |", "| b | 53.00 ± 4.24 |", "| c | 30.00 ± 0.00 |",
-		fmt.Sprintf("| **IID avg** | **67.50 ± %.2f** |", math.Sqrt(sa*sa+sb*sb)/2),
-		"| **OOD avg** | **30.00 ± 0.00** |",
+		"| a | 82.00 ± 2.83 | 75.00 ± 7.07 |", "| b | 53.00 ± 4.24 | 50.00 ± 0.00 |", "| c | 30.00 ± 0.00 | — |",
+		fmt.Sprintf("| **IID avg** | **67.50 ± %.2f** | **62.50 ± 3.54** |", math.Sqrt(sa*sa+sb*sb)/2),
+		"| **OOD avg** | **30.00 ± 0.00** | — |",
+		// Run 0: IID means 65 vs 60; run 1: 70 vs 65 → +5.00 ± 0.00, both positive.
+		"evosteer − reference: IID avg +5.00 ± 0.00 (2 of 2 runs positive).",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("table lacks %q:\n%s", want, got)

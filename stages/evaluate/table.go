@@ -11,8 +11,9 @@ import (
 
 // Table renders results shaped like the paper's Table 1: benchmarks as rows in an IID and an
 // OOD block, each closed by an Avg row; policies as columns (evosteer first); each cell the mean
-// over runs ± the standard deviation across runs, and for Avg rows the mean of the benchmark
-// means ± sqrt(Σ σ_b²)/n (paper appendix D). Scores are percentages.
+// over runs ± the standard deviation across runs (— where not evaluated), and for Avg rows the
+// mean of the benchmark means ± sqrt(Σ σ_b²)/n (paper appendix D). Scores are percentages. A
+// last line gives the paired run-by-run difference evosteer − reference.
 func Table(rows []schema.EvalRow, simulated bool) string {
 	type key struct{ policy, bench string }
 	scores := map[key][]float64{}
@@ -48,32 +49,86 @@ func Table(rows []schema.EvalRow, simulated bool) string {
 		for _, bn := range in {
 			cells := make([]string, len(policies))
 			for i, p := range policies {
-				m, s := meanStd(scores[key{p, bn}])
-				cells[i] = fmt.Sprintf("%.2f ± %.2f", m, s)
+				cells[i] = "—" // not evaluated
+				if x := scores[key{p, bn}]; len(x) > 0 {
+					m, s := meanStd(x)
+					cells[i] = fmt.Sprintf("%.2f ± %.2f", m, s)
+				}
 			}
 			fmt.Fprintf(&b, "| %s | %s |\n", bn, strings.Join(cells, " | "))
 		}
 		cells := make([]string, len(policies))
 		for i, p := range policies {
 			var sum, vars float64
+			cells[i] = "—"
+			complete := true
 			for _, bn := range in {
+				if len(scores[key{p, bn}]) == 0 {
+					complete = false
+					break
+				}
 				m, s := meanStd(scores[key{p, bn}])
 				sum += m
 				vars += s * s
 			}
-			n := float64(len(in))
-			cells[i] = fmt.Sprintf("**%.2f ± %.2f**", sum/n, math.Sqrt(vars)/n)
+			if complete {
+				n := float64(len(in))
+				cells[i] = fmt.Sprintf("**%.2f ± %.2f**", sum/n, math.Sqrt(vars)/n)
+			}
 		}
 		fmt.Fprintf(&b, "| **%s avg** | %s |\n", strings.ToUpper(block), strings.Join(cells, " | "))
 	}
+	b.WriteString(paired(rows, blocks))
 	return b.String()
 }
 
-// meanStd is the mean and the sample standard deviation (0 for one value).
-func meanStd(x []float64) (float64, float64) {
-	if len(x) == 0 {
-		return math.NaN(), math.NaN()
+// paired is the block averages' difference evosteer − reference run by run: the policies of a
+// run share every episode seed, so this difference is far less noisy than the two columns'
+// spreads suggest. Empty unless both policies were evaluated.
+func paired(rows []schema.EvalRow, blocks map[string]string) string {
+	type key struct {
+		policy, block string
+		run           int32
 	}
+	sum, n := map[key]float64{}, map[key]float64{}
+	var runs []int32
+	for _, r := range rows {
+		k := key{r.Policy, r.Block, r.Run}
+		sum[k] += 100 * r.Score
+		n[k]++
+		if !slices.Contains(runs, r.Run) {
+			runs = append(runs, r.Run)
+		}
+	}
+	var lines []string
+	for _, block := range []string{"iid", "ood"} {
+		var diffs []float64
+		for _, run := range runs {
+			e, r := key{EvoSteer, block, run}, key{Reference, block, run}
+			if n[e] > 0 && n[r] > 0 {
+				diffs = append(diffs, sum[e]/n[e]-sum[r]/n[r])
+			}
+		}
+		if len(diffs) == 0 {
+			continue
+		}
+		m, s := meanStd(diffs)
+		pos := 0
+		for _, d := range diffs {
+			if d > 0 {
+				pos++
+			}
+		}
+		lines = append(lines, fmt.Sprintf("%s avg %+.2f ± %.2f (%d of %d runs positive)", strings.ToUpper(block), m, s, pos, len(diffs)))
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return "\nPaired over runs (shared episode seeds), evosteer − reference: " + strings.Join(lines, "; ") + ".\n"
+}
+
+// meanStd is the mean and the sample standard deviation (0 for one value) of a non-empty list.
+func meanStd(x []float64) (float64, float64) {
 	m := 0.0
 	for _, v := range x {
 		m += v
