@@ -6,10 +6,15 @@ package runtest
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 
+	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/rundir"
+	"github.com/evosteer/evosteer-go/internal/sim"
 	"github.com/evosteer/evosteer-go/internal/skills"
+	"github.com/evosteer/evosteer-go/internal/tasks"
+	"github.com/evosteer/evosteer-go/schema"
 	"github.com/evosteer/evosteer-go/stages/update"
 )
 
@@ -34,4 +39,31 @@ func Untrained(t testing.TB, r *rundir.Run, step int) {
 	if _, err := r.RunStage(ctx, step, empty, false); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// SimRun initialises a run named "demo" under parent on the simulated world: 12 tasks a step,
+// perFamily training tasks per family, the default configuration changed by edit (may be nil),
+// and step 0's learner.
+func SimRun(t testing.TB, parent string, perFamily int, edit func(*config.Config)) *rundir.Run {
+	t.Helper()
+	cfg, err := config.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Batch.Tasks = 12
+	if edit != nil {
+		edit(cfg)
+	}
+	r, err := rundir.Init(filepath.Join(parent, "demo"), cfg, "test", func(r *rundir.Run) error {
+		var ts []tasks.Task
+		for _, f := range cfg.Families {
+			ts = append(ts, sim.Tasks(cfg.Sim, cfg.Seed, f, f, "train", perFamily)...)
+		}
+		return tasks.WriteFile(r.TasksPath("train"), schema.Lineage{Run: "demo", Stage: "init", ConfigSHA256: cfg.SHA256()}, ts)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	Untrained(t, r, 0)
+	return r
 }

@@ -12,8 +12,6 @@ import (
 	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/runtest"
-	"github.com/evosteer/evosteer-go/internal/sim"
-	"github.com/evosteer/evosteer-go/internal/tasks"
 	"github.com/evosteer/evosteer-go/schema"
 	"github.com/evosteer/evosteer-go/stages/rollout"
 )
@@ -22,22 +20,7 @@ import (
 // the given steps.
 func rolloutRun(t *testing.T, steps int, shards int) *rundir.Run {
 	t.Helper()
-	cfg, err := config.Default()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Batch.Tasks = 12
-	cfg.Rollout.Workers = 2
-	r, err := rundir.Init(filepath.Join(t.TempDir(), "demo"), cfg, "test", func(r *rundir.Run) error {
-		var ts []tasks.Task
-		for _, f := range cfg.Families {
-			ts = append(ts, sim.Tasks(cfg.Sim, cfg.Seed, f, f, "train", 8)...)
-		}
-		return tasks.WriteFile(r.TasksPath("train"), schema.Lineage{Run: "demo", Stage: "init", ConfigSHA256: cfg.SHA256()}, ts)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := runtest.SimRun(t, t.TempDir(), 8, func(c *config.Config) { c.Rollout.Workers = 2 })
 	for k := 1; k <= steps; k++ {
 		runtest.Untrained(t, r, k-1)
 		for i := 1; i <= shards; i++ {

@@ -6,36 +6,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/runtest"
-	"github.com/evosteer/evosteer-go/internal/sim"
-	"github.com/evosteer/evosteer-go/internal/tasks"
 	"github.com/evosteer/evosteer-go/schema"
 	"github.com/evosteer/evosteer-go/stages/rescore"
 	"github.com/evosteer/evosteer-go/stages/rollout"
 )
 
-func smallRun(t *testing.T) *rundir.Run {
-	t.Helper()
-	cfg, err := config.Default()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Batch.Tasks = 12
-	r, err := rundir.Init(filepath.Join(t.TempDir(), "demo"), cfg, "test", func(r *rundir.Run) error {
-		var ts []tasks.Task
-		for _, f := range cfg.Families {
-			ts = append(ts, sim.Tasks(cfg.Sim, cfg.Seed, f, f, "train", 8)...)
-		}
-		return tasks.WriteFile(r.TasksPath("train"), schema.Lineage{Run: "demo", Stage: "init", ConfigSHA256: cfg.SHA256()}, ts)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runtest.Untrained(t, r, 0)
-	return r
-}
+func smallRun(t *testing.T) *rundir.Run { return runtest.SimRun(t, t.TempDir(), 8, nil) }
 
 // Rescore by teacher forcing reproduces the behaviour log-probabilities of every sampled
 // decision exactly (θ unchanged since the rollout), gives Δℓ = 0 everywhere at step 0, and keeps

@@ -26,27 +26,12 @@ import (
 // smallRun initialises a run named "demo" under parent with a few tasks per family.
 func smallRun(t testing.TB, parent string, edit func(*config.Config)) *rundir.Run {
 	t.Helper()
-	cfg, err := config.Default()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Batch.Tasks = 12
-	cfg.Rollout.Workers = 3
-	if edit != nil {
-		edit(cfg)
-	}
-	r, err := rundir.Init(filepath.Join(parent, "demo"), cfg, "test", func(r *rundir.Run) error {
-		var ts []tasks.Task
-		for _, f := range cfg.Families {
-			ts = append(ts, sim.Tasks(cfg.Sim, cfg.Seed, f, f, "train", 8)...)
+	return runtest.SimRun(t, parent, 8, func(c *config.Config) {
+		c.Rollout.Workers = 3
+		if edit != nil {
+			edit(c)
 		}
-		return tasks.WriteFile(r.TasksPath("train"), schema.Lineage{Run: "demo", Stage: "init", ConfigSHA256: cfg.SHA256()}, ts)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runtest.Untrained(t, r, 0)
-	return r
 }
 
 func rolloutFiles(t *testing.T, r *rundir.Run, step int) map[string][]byte {
