@@ -131,6 +131,43 @@ func TestInitInspectAndSQL(t *testing.T) {
 	if _, err := run(t, "", "sql", "--run", dir, "SELECT * FROM episodes"); err == nil || !strings.Contains(err.Error(), "episodes") {
 		t.Fatalf("absent table: %v", err)
 	}
+
+	// Two runs in one query: a second run with one scores file, told apart by run_name.
+	other := filepath.Join(t.TempDir(), "other")
+	if _, err := run(t, "", "init", "--run", other); err != nil {
+		t.Fatal(err)
+	}
+	lin.Run = "other"
+	if err := schema.Scores.WriteBatches(filepath.Join(r.StageDir(3, "rescore"), "scores.arrow"), lin, scoresBatch(2, 3)); err != nil {
+		t.Fatal(err)
+	}
+	ro, err := rundir.Open(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := schema.Scores.WriteBatches(filepath.Join(ro.StageDir(1, "rescore"), "scores.arrow"), lin, scoresBatch(3, 1)); err != nil {
+		t.Fatal(err)
+	}
+	out, err = run(t, "", "sql", "--run", dir, "--run", other, "--format", "csv",
+		"SELECT run_name, step, count(*) AS n FROM scores GROUP BY ALL ORDER BY ALL")
+	if err != nil || out != "run_name,step,n\ndemo,1,7\ndemo,2,9\ndemo,3,2\nother,1,3\n" {
+		t.Fatalf("two runs: %v\n%q", err, out)
+	}
+	// Two folders named demo: the base names collide, so the labels are the paths.
+	twin := filepath.Join(t.TempDir(), "demo")
+	if _, err := run(t, "", "init", "--run", twin); err != nil {
+		t.Fatal(err)
+	}
+	out, err = run(t, "", "sql", "--run", dir, "--run", twin, "--format", "csv", "SELECT DISTINCT run_name FROM scores ORDER BY 1")
+	if err != nil || !strings.Contains(out, filepath.ToSlash(dir)+"\n") {
+		t.Fatalf("colliding labels: %v\n%q", err, out)
+	}
+	if _, err := run(t, "", "sql", "--run", dir, "--run", dir+"/", "SELECT 1"); err == nil || !strings.Contains(err.Error(), "twice") {
+		t.Fatalf("same run twice: %v", err)
+	}
+	if _, err := run(t, "", "sql", "--run", dir, "--run", filepath.Join(dir, "nope"), "SELECT 1"); err == nil || !strings.Contains(err.Error(), "nope") {
+		t.Fatalf("missing second run: %v", err)
+	}
 }
 
 func writeFile(t *testing.T, path, text string) {

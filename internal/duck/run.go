@@ -27,6 +27,64 @@ var stepFolder = regexp.MustCompile(`^step-(\d+)$`)
 // files outside step folders, such as tasks/) and stage (the folder the file is in). When
 // tables is not empty, only those tables are loaded. A table no file holds is simply absent.
 func (db *DB) LoadRun(ctx context.Context, dir string, tables []string) ([]LoadedTable, error) {
+	loaded := map[string]*LoadedTable{}
+	if err := db.loadRun(ctx, dir, nil, tables, loaded); err != nil {
+		return nil, err
+	}
+	return sortedTables(loaded), nil
+}
+
+// RunNameColumn is the leading column LoadRuns adds: the run's label. It is not called "run"
+// because eval_results already has a column of that name (the evaluation run).
+const RunNameColumn = "run_name"
+
+// LoadRuns loads several run folders into the same tables, so that one query compares runs:
+// like LoadRun, with a further leading column run_name holding the run's label (labels[i]
+// for dirs[i]). Files of a table whose schema changed between runs fail with the file named.
+// A LoadedTable's Files are "label/relative path".
+func (db *DB) LoadRuns(ctx context.Context, dirs, labels []string, tables []string) ([]LoadedTable, error) {
+	if len(dirs) != len(labels) {
+		return nil, fmt.Errorf("load runs: %d folders but %d labels", len(dirs), len(labels))
+	}
+	loaded := map[string]*LoadedTable{}
+	for i, dir := range dirs {
+		label := labels[i]
+		if err := db.loadRun(ctx, dir, &label, tables, loaded); err != nil {
+			return nil, err
+		}
+	}
+	return sortedTables(loaded), nil
+}
+
+// RunLabels names run folders for LoadRuns: each folder's base name, or the path as given
+// where two base names are the same.
+func RunLabels(dirs []string) []string {
+	base := make([]string, len(dirs))
+	count := map[string]int{}
+	for i, d := range dirs {
+		base[i] = filepath.Base(filepath.Clean(d))
+		count[base[i]]++
+	}
+	for i, d := range dirs {
+		if count[base[i]] > 1 {
+			base[i] = filepath.ToSlash(filepath.Clean(d))
+		}
+	}
+	return base
+}
+
+func sortedTables(loaded map[string]*LoadedTable) []LoadedTable {
+	out := make([]LoadedTable, 0, len(loaded))
+	for _, t := range loaded {
+		out = append(out, *t)
+	}
+	slices.SortFunc(out, func(a, b LoadedTable) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// loadRun appends one run folder's files to the tables in loaded; label, when not nil, is
+// the run_name column's value and the prefix of the recorded file names.
+func (db *DB) loadRun(ctx context.Context, dir string, label *string, tables []string, loaded map[string]*LoadedTable) error {
 	var paths []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -41,10 +99,9 @@ func (db *DB) LoadRun(ctx context.Context, dir string, tables []string) ([]Loade
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("load run %s: %w", dir, err)
+		return fmt.Errorf("load run %s: %w", dir, err)
 	}
 	slices.Sort(paths)
-	loaded := map[string]*LoadedTable{}
 	for _, p := range paths {
 		rel, _ := filepath.Rel(dir, p)
 		rel = filepath.ToSlash(rel)
@@ -54,19 +111,19 @@ func (db *DB) LoadRun(ctx context.Context, dir string, tables []string) ([]Loade
 			step, _ = strconv.ParseInt(m[1], 10, 64)
 			stage = parts[1]
 		}
-		if err := db.loadRunFile(ctx, p, rel, step, stage, tables, loaded); err != nil {
-			return nil, fmt.Errorf("load run %s: %w", dir, err)
+		with := []Column{{Name: "step", Value: step}, {Name: "stage", Value: stage}}
+		if label != nil {
+			with = append([]Column{{Name: RunNameColumn, Value: *label}}, with...)
+			rel = *label + "/" + rel
+		}
+		if err := db.loadRunFile(ctx, p, rel, with, tables, loaded); err != nil {
+			return fmt.Errorf("load run %s: %w", dir, err)
 		}
 	}
-	out := make([]LoadedTable, 0, len(loaded))
-	for _, t := range loaded {
-		out = append(out, *t)
-	}
-	slices.SortFunc(out, func(a, b LoadedTable) int { return strings.Compare(a.Name, b.Name) })
-	return out, nil
+	return nil
 }
 
-func (db *DB) loadRunFile(ctx context.Context, path, rel string, step int64, stage string, tables []string, loaded map[string]*LoadedTable) error {
+func (db *DB) loadRunFile(ctx context.Context, path, rel string, with []Column, tables []string, loaded map[string]*LoadedTable) error {
 	f, err := schema.Open(path)
 	if err != nil {
 		return err
@@ -81,7 +138,7 @@ func (db *DB) loadRunFile(ctx context.Context, path, rel string, step int64, sta
 		return err
 	}
 	defer rr.Release()
-	if err := db.AppendTable(ctx, name, rr, []Column{{Name: "step", Value: step}, {Name: "stage", Value: stage}}); err != nil {
+	if err := db.AppendTable(ctx, name, rr, with); err != nil {
 		return fmt.Errorf("%s: %w", rel, err)
 	}
 	t := loaded[name]
