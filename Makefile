@@ -71,6 +71,19 @@ author: build
 report: build
 	./$(BIN) report --run $(RUN)
 
+# The comparison study's scale: every variant (full, 8 ablations, 4 objectives) x ABL_SEEDS runs of
+# ABL_STEPS steps, ABL_JOBS at once; about 45 minutes on 2 cores with the defaults.
+ABL_DIR     ?= runs/ablations
+ABL_SEEDS   ?= 2
+ABL_STEPS   ?= 40
+ABL_JOBS    ?= 2
+
+## ablations: the paper's comparisons (Table 2: ablations and fixed paradigms; Figure 4a:
+## objectives with update cost) at a reduced scale; writes $(ABL_DIR)/table2.md and objectives.md
+.PHONY: ablations
+ablations: build
+	./$(BIN) ablations --dir $(ABL_DIR) --seeds $(ABL_SEEDS) --steps $(ABL_STEPS) --jobs $(ABL_JOBS)
+
 ## test: the default suite (what CI runs), plus the build without the duckdb_arrow tag
 test:
 	$(GO) test -tags $(TAGS) -count=1 ./...

@@ -12,11 +12,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/pipeline"
 	"github.com/evosteer/evosteer-go/internal/rundir"
-	"github.com/evosteer/evosteer-go/internal/sim"
 	"github.com/evosteer/evosteer-go/internal/tasks"
 	"github.com/evosteer/evosteer-go/schema"
-	"github.com/evosteer/evosteer-go/stages/update"
 )
 
 func newInitCmd() *cobra.Command {
@@ -64,16 +63,13 @@ func initRun(cmd *cobra.Command, run, path string, ablate, taskFiles []string) (
 	if err := cfg.Ablate(ablate...); err != nil {
 		return nil, err
 	}
-	populate := writeSimTasks
+	populate := pipeline.WriteSimTasks
 	if len(taskFiles) > 0 {
 		populate = func(r *rundir.Run) error { return writeTaskFiles(r, taskFiles) }
 	}
-	r, err := rundir.Init(run, cfg, codeVersion(), populate)
+	r, err := pipeline.Init(cmd.Context(), run, cfg, codeVersion(), populate)
 	if err != nil {
 		return nil, err
-	}
-	if _, err := r.RunStage(cmd.Context(), 0, update.Initial(r), false); err != nil {
-		return nil, fmt.Errorf("init %s: %w", run, err)
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "initialised run %s in %s (config sha256 %s)\n", r.Name, r.Dir, cfg.SHA256())
 	return r, nil
@@ -81,38 +77,6 @@ func initRun(cmd *cobra.Command, run, path string, ablate, taskFiles []string) (
 
 // writeSimTasks generates the simulated world's task records into a new run: training tasks of
 // the IID families, test tasks of every benchmark.
-func writeSimTasks(r *rundir.Run) error {
-	cfg := r.Config
-	if cfg.Executor.Backend != "sim" {
-		return nil
-	}
-	oods := make([]string, 0, len(cfg.OODFamilies))
-	for f := range cfg.OODFamilies {
-		oods = append(oods, f)
-	}
-	slices.Sort(oods)
-	lin := schema.Lineage{Run: r.Name, Stage: "init", ConfigSHA256: cfg.SHA256()}
-	for _, split := range []struct {
-		name     string
-		families []string
-		n        int
-	}{
-		{"train", cfg.Families, cfg.Tasks.TrainPerFamily},
-		{"test", append(slices.Clone(cfg.Families), oods...), cfg.Tasks.TestPerFamily},
-	} {
-		var ts []tasks.Task
-		for _, f := range split.families {
-			taskType, _ := cfg.TaskType(f)
-			ts = append(ts, sim.Tasks(cfg.Sim, cfg.Seed, f, taskType, split.name, split.n)...)
-		}
-		if err := tasks.WriteFile(r.TasksPath(split.name), lin, ts); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// writeTaskFiles copies task files into a new run, split by each row's split field.
 func writeTaskFiles(r *rundir.Run, paths []string) error {
 	cfg := r.Config
 	byID, err := loadTaskFiles(paths)

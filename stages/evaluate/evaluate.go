@@ -46,6 +46,8 @@ type Options struct {
 	// tasks per task type) and stores them in eval/workflows.json.
 	Paradigms       []string
 	SearchPerFamily int
+	// SkipReference leaves ρ out (a comparison study evaluates it once, not in every variant).
+	SkipReference bool
 	// Progress is told after each policy of each run, with episodes done of the total.
 	Progress func(done, total int)
 }
@@ -101,7 +103,10 @@ func Run(ctx context.Context, r *rundir.Run, o Options) ([]schema.EvalRow, error
 		learner *gpu.Learner
 		script  policy.Policy
 	}
-	policies := []who{{EvoSteer, theta, nil}, {Reference, rho, nil}}
+	policies := []who{{EvoSteer, theta, nil}}
+	if !o.SkipReference {
+		policies = append(policies, who{Reference, rho, nil})
+	}
 	var searched *paradigms.SearchResult
 	for _, name := range o.Paradigms {
 		var wf paradigms.Workflows

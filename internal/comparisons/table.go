@@ -1,0 +1,383 @@
+package comparisons
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/evosteer/evosteer-go/internal/atomicfile"
+	"github.com/evosteer/evosteer-go/internal/duck"
+	"github.com/evosteer/evosteer-go/internal/paradigms"
+	"github.com/evosteer/evosteer-go/internal/rundir"
+	"github.com/evosteer/evosteer-go/stages/evaluate"
+)
+
+// Files the study writes besides its run folders.
+const (
+	Table2File     = "table2.md"
+	ObjectivesFile = "objectives.md"
+)
+
+// Tables are the study's two Markdown tables.
+type Tables struct {
+	Table2     string // paper Table 2: paradigms and ablations against the full method
+	Objectives string // paper Figure 4a: objectives with update cost
+}
+
+// score is one seed's value of a cell.
+type score struct {
+	seed   int
+	value  float64
+	tokens float64
+}
+
+// study is what the tables are made of: per row key (variant for the trained policy, policy name
+// for ρ and the paradigms of the full runs) and benchmark (or avg_iid, avg_ood), the seeds'
+// scores; and per variant its update cost.
+type study struct {
+	cells     map[[2]string][]score
+	cost      map[string]*cost
+	iid, ood  []string
+	seeds     int
+	steps     int
+	testTasks int
+}
+
+type cost struct {
+	rowsPerEpisode, policySteps, episodesPerStep float64
+	updateMS                                     []float64 // measured update stage walls
+}
+
+// WriteTables reads the runs of a study with DuckDB (comparison_scores.sql and
+// comparison_update_cost.sql over eval_results and update_metrics of every run folder) and the
+// study's timings, and writes table2.md and objectives.md into the study folder.
+func WriteTables(ctx context.Context, studyDir string, runDirs []string) (*Tables, error) {
+	s, err := load(ctx, studyDir, runDirs)
+	if err != nil {
+		return nil, err
+	}
+	t := &Tables{Table2: s.table2(), Objectives: s.objectives()}
+	if err := atomicfile.WriteBytes(filepath.Join(studyDir, Table2File), []byte(t.Table2), 0o644); err != nil {
+		return nil, err
+	}
+	if err := atomicfile.WriteBytes(filepath.Join(studyDir, ObjectivesFile), []byte(t.Objectives), 0o644); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+func load(ctx context.Context, studyDir string, runDirs []string) (*study, error) {
+	if len(runDirs) == 0 {
+		return nil, fmt.Errorf("comparisons: no runs to tabulate")
+	}
+	first, err := rundir.Open(runDirs[0])
+	if err != nil {
+		return nil, err
+	}
+	cfg := first.Config
+	s := &study{cells: map[[2]string][]score{}, cost: map[string]*cost{}, iid: cfg.Families,
+		steps: cfg.Steps, testTasks: cfg.Tasks.TestPerFamily}
+	// OOD benchmarks in the order of their IID task types, as in the paper's tables.
+	for _, f := range cfg.Families {
+		for ood, tt := range cfg.OODFamilies {
+			if tt == f {
+				s.ood = append(s.ood, ood)
+			}
+		}
+	}
+	db, err := duck.Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	if _, err := db.LoadRuns(ctx, runDirs, duck.RunLabels(runDirs), []string{"eval_results", "update_metrics"}); err != nil {
+		return nil, err
+	}
+	seeds := map[int]bool{}
+	err = query(ctx, db, "comparison_scores", func(c columns, i int) error {
+		variant, policy := c.str("variant", i), c.str("policy", i)
+		key := variant
+		if policy != evaluate.EvoSteer {
+			if variant != Full {
+				return fmt.Errorf("policy %s evaluated in run %s-s%d (only the full method's runs evaluate it)", policy, variant, c.i32("seed", i))
+			}
+			key = policy
+		}
+		seed := int(c.i32("seed", i))
+		seeds[seed] = true
+		k := [2]string{key, c.str("benchmark", i)}
+		s.cells[k] = append(s.cells[k], score{seed, c.f64("score", i), c.f64("tokens", i)})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.seeds = len(seeds)
+	err = query(ctx, db, "comparison_update_cost", func(c columns, i int) error {
+		v := c.str("variant", i)
+		if s.cost[v] == nil {
+			s.cost[v] = &cost{}
+		}
+		n := float64(s.seeds)
+		s.cost[v].rowsPerEpisode += c.f64("rows_per_episode", i) / n
+		s.cost[v].policySteps += c.f64("policy_steps", i) / n
+		s.cost[v].episodesPerStep += c.f64("episodes_per_step", i) / n
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range runDirs {
+		name := filepath.Base(d)
+		ms, err := readUpdateTimings(filepath.Join(studyDir, TimingsFolder, name+".tsv"))
+		if err != nil {
+			return nil, err
+		}
+		v := name[:strings.LastIndex(name, "-s")]
+		if s.cost[v] != nil {
+			s.cost[v].updateMS = append(s.cost[v].updateMS, ms...)
+		}
+	}
+	return s, nil
+}
+
+// readUpdateTimings returns the update stage walls (ms) of a run's timings file (none when the
+// file is absent: the steps were trained outside the study).
+func readUpdateTimings(path string) ([]float64, error) {
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var ms []float64
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		fields := strings.Split(sc.Text(), "\t")
+		if len(fields) != 3 {
+			return nil, fmt.Errorf("%s line %d: want step, stage and milliseconds separated by tabs", path, line)
+		}
+		if fields[1] != "update" {
+			continue
+		}
+		v, err := strconv.ParseFloat(fields[2], 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s line %d: milliseconds: %w", path, line, err)
+		}
+		ms = append(ms, v)
+	}
+	return ms, sc.Err()
+}
+
+// columns reads a result batch's columns by name.
+type columns struct{ rec arrow.RecordBatch }
+
+func (c columns) col(name string) arrow.Array {
+	idx := c.rec.Schema().FieldIndices(name)
+	if len(idx) == 0 {
+		panic(fmt.Sprintf("comparisons: result has no column %q", name))
+	}
+	return c.rec.Column(idx[0])
+}
+
+// str copies the value: the batch's memory belongs to DuckDB and is freed with the batch.
+func (c columns) str(name string, i int) string {
+	return strings.Clone(c.col(name).(*array.String).Value(i))
+}
+func (c columns) i32(name string, i int) int32 { return c.col(name).(*array.Int32).Value(i) }
+func (c columns) f64(name string, i int) float64 {
+	a := c.col(name).(*array.Float64)
+	if a.IsNull(i) {
+		return math.NaN()
+	}
+	return a.Value(i)
+}
+
+// query runs an embedded SQL file and calls row for every result row.
+func query(ctx context.Context, db *duck.DB, file string, row func(columns, int) error) error {
+	rr, err := db.RunFile(ctx, file, nil)
+	if err != nil {
+		return err
+	}
+	defer rr.Release()
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		for i := range int(rec.NumRows()) {
+			if err := row(columns{rec}, i); err != nil {
+				return fmt.Errorf("%s.sql: %w", file, err)
+			}
+		}
+	}
+	return rr.Err()
+}
+
+// meanStd is the mean and sample standard deviation (0 for one value) of the seeds' values.
+func meanStd(xs []score) (float64, float64) {
+	var m float64
+	for _, x := range xs {
+		m += x.value
+	}
+	m /= float64(len(xs))
+	if len(xs) < 2 {
+		return m, 0
+	}
+	var v float64
+	for _, x := range xs {
+		v += (x.value - m) * (x.value - m)
+	}
+	return m, math.Sqrt(v / float64(len(xs)-1))
+}
+
+// paired is the mean and std over seeds of key's value minus the full method's, seed by seed
+// (the variants of a seed share tasks and evaluation episode seeds).
+func (s *study) paired(key, benchmark string) (float64, float64, bool) {
+	full := map[int]float64{}
+	for _, x := range s.cells[[2]string{Full, benchmark}] {
+		full[x.seed] = x.value
+	}
+	var d []score
+	for _, x := range s.cells[[2]string{key, benchmark}] {
+		if f, ok := full[x.seed]; ok {
+			d = append(d, score{seed: x.seed, value: x.value - f})
+		}
+	}
+	if len(d) == 0 {
+		return 0, 0, false
+	}
+	m, sd := meanStd(d)
+	return m, sd, true
+}
+
+func (s *study) cell(key, benchmark string) string {
+	xs := s.cells[[2]string{key, benchmark}]
+	if len(xs) == 0 {
+		return "—"
+	}
+	m, _ := meanStd(xs)
+	return fmt.Sprintf("%.2f", m)
+}
+
+func (s *study) avgCell(key, block string) string {
+	xs := s.cells[[2]string{key, "avg_" + block}]
+	if len(xs) == 0 {
+		return "—"
+	}
+	m, sd := meanStd(xs)
+	return fmt.Sprintf("%.2f ± %.2f", m, sd)
+}
+
+func (s *study) deltaCell(key, block string) string {
+	if key == Full {
+		return "0"
+	}
+	m, sd, ok := s.paired(key, "avg_"+block)
+	if !ok {
+		return "—"
+	}
+	return fmt.Sprintf("%+.2f ± %.2f", m, sd)
+}
+
+func (s *study) caption() string {
+	return fmt.Sprintf("Simulated world (internal/sim), reduced scale: %d training steps per run, %d seed(s); every cell is the mean over seeds of the mean over evaluation runs on %d test tasks per benchmark (points). Avg: mean ± std over seeds of the block average; Δ vs full: the paired difference from the full method, seed by seed (shared tasks and episode seeds), mean ± std over seeds.\n\n",
+		s.steps, s.seeds, s.testTasks)
+}
+
+func (s *study) table2() string {
+	var b strings.Builder
+	b.WriteString("# Component ablation and paradigm comparison (paper Table 2, simulated)\n\n")
+	b.WriteString(s.caption())
+	header := append(append(append([]string{"Variant"}, s.iid...), s.ood...), "IID avg", "OOD avg", "Δ IID vs full", "Δ OOD vs full")
+	b.WriteString("| " + strings.Join(header, " | ") + " |\n")
+	b.WriteString("|" + strings.Repeat("---|", len(header)) + "\n")
+	benchmarks := append(append([]string{}, s.iid...), s.ood...)
+	row := func(key string) string {
+		if !slices.ContainsFunc(benchmarks, func(bm string) bool { return len(s.cells[[2]string{key, bm}]) > 0 }) {
+			return ""
+		}
+		cells := []string{labels[key]}
+		for _, bm := range benchmarks {
+			cells = append(cells, s.cell(key, bm))
+		}
+		cells = append(cells, s.avgCell(key, "iid"), s.avgCell(key, "ood"), s.deltaCell(key, "iid"), s.deltaCell(key, "ood"))
+		return "| " + strings.Join(cells, " | ") + " |\n"
+	}
+	// section writes its title and rows, or nothing when none of its variants ran.
+	section := func(title string, keys ...string) {
+		var rows string
+		for _, k := range keys {
+			rows += row(k)
+		}
+		if rows != "" && title != "" {
+			b.WriteString("| *" + title + "* |" + strings.Repeat(" |", len(header)-1) + "\n")
+		}
+		b.WriteString(rows)
+	}
+	section("", evaluate.Reference)
+	section("Fixed orchestration paradigms", paradigms.Names...)
+	section("Online orchestration (Sec. 4.1)", "interleaved-execution", "execution-features", "learnable-repair", "value-head")
+	section("AnchorTB (Sec. 4.2)", "measured-flows", "flow-corrections")
+	section("Skill admission (Sec. 4.3)", "skill-evolution", "sequential-validation")
+	section("", Full)
+	return b.String()
+}
+
+func (s *study) objectives() string {
+	var b strings.Builder
+	b.WriteString("# Objective comparison and training cost (paper Figure 4a, simulated)\n\n")
+	b.WriteString(s.caption())
+	b.WriteString("Update cost: wall milliseconds of the update stage per trained episode and seconds per step (measured while the study ran its runs side by side on this machine's CPU, so compare ratios within this table), and the deterministic work: network rows evaluated per episode (forward and gradient rows of the policy, head rows). Tokens / OOD problem: executor tokens per OOD test task.\n\n")
+	header := append(append([]string{"Objective"}, s.ood...), "OOD avg", "IID avg", "Δ OOD vs AnchorTB", "update ms / episode", "update s / step", "rows / episode", "tokens / OOD problem")
+	b.WriteString("| " + strings.Join(header, " | ") + " |\n")
+	b.WriteString("|" + strings.Repeat("---|", len(header)) + "\n")
+	for _, key := range []string{evaluate.Reference, "ppo", "grpo", "tb", "ttb", Full} {
+		if len(s.cells[[2]string{key, "avg_ood"}]) == 0 {
+			continue
+		}
+		label := labels[key]
+		switch key {
+		case evaluate.Reference:
+			label = "No training (ρ)"
+		case Full:
+			label = labels["anchortb"]
+		}
+		cells := []string{label}
+		for _, bm := range s.ood {
+			cells = append(cells, s.cell(key, bm))
+		}
+		cells = append(cells, s.avgCell(key, "ood"), s.avgCell(key, "iid"), s.deltaCell(key, "ood"))
+		if c := s.cost[key]; c != nil && key != evaluate.Reference {
+			ms, sec := "—", "—"
+			if len(c.updateMS) > 0 {
+				var sum float64
+				for _, v := range c.updateMS {
+					sum += v
+				}
+				mean := sum / float64(len(c.updateMS))
+				ms = fmt.Sprintf("%.1f", mean/c.episodesPerStep)
+				sec = fmt.Sprintf("%.2f", mean/1000)
+			}
+			cells = append(cells, ms, sec, fmt.Sprintf("%.0f", c.rowsPerEpisode))
+		} else {
+			cells = append(cells, "—", "—", "—")
+		}
+		var tok float64
+		xs := s.cells[[2]string{key, "avg_ood"}]
+		for _, x := range xs {
+			tok += x.tokens / float64(len(xs))
+		}
+		cells = append(cells, fmt.Sprintf("%.0f", tok))
+		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+	}
+	return b.String()
+}

@@ -1,0 +1,61 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/rundir"
+	"github.com/evosteer/evosteer-go/internal/sim"
+	"github.com/evosteer/evosteer-go/internal/tasks"
+	"github.com/evosteer/evosteer-go/schema"
+	"github.com/evosteer/evosteer-go/stages/update"
+)
+
+// Init creates the run folder dir with cfg (populate writes its task files) and step 0's
+// learner, the untrained π_θ = ρ that step 1 rolls out.
+func Init(ctx context.Context, dir string, cfg *config.Config, version string, populate func(*rundir.Run) error) (*rundir.Run, error) {
+	r, err := rundir.Init(dir, cfg, version, populate)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := r.RunStage(ctx, 0, update.Initial(r), false); err != nil {
+		return nil, fmt.Errorf("init %s: %w", dir, err)
+	}
+	return r, nil
+}
+
+// WriteSimTasks writes the simulated world's task records of a run (nothing for other
+// executors): tasks/train.arrow with tasks.train_per_family tasks per IID family, and
+// tasks/test.arrow with tasks.test_per_family per benchmark, IID and OOD.
+func WriteSimTasks(r *rundir.Run) error {
+	cfg := r.Config
+	if cfg.Executor.Backend != "sim" {
+		return nil
+	}
+	oods := make([]string, 0, len(cfg.OODFamilies))
+	for f := range cfg.OODFamilies {
+		oods = append(oods, f)
+	}
+	slices.Sort(oods)
+	lin := schema.Lineage{Run: r.Name, Stage: "init", ConfigSHA256: cfg.SHA256()}
+	for _, split := range []struct {
+		name     string
+		families []string
+		n        int
+	}{
+		{"train", cfg.Families, cfg.Tasks.TrainPerFamily},
+		{"test", append(slices.Clone(cfg.Families), oods...), cfg.Tasks.TestPerFamily},
+	} {
+		var ts []tasks.Task
+		for _, f := range split.families {
+			taskType, _ := cfg.TaskType(f)
+			ts = append(ts, sim.Tasks(cfg.Sim, cfg.Seed, f, taskType, split.name, split.n)...)
+		}
+		if err := tasks.WriteFile(r.TasksPath(split.name), lin, ts); err != nil {
+			return err
+		}
+	}
+	return nil
+}
