@@ -41,10 +41,15 @@ func TestTable(t *testing.T) {
 		"| **OOD avg** | **30.00 ± 0.00** | — |",
 		// Run 0: IID means 65 vs 60; run 1: 70 vs 65 → +5.00 ± 0.00, both positive.
 		"evosteer − reference: IID avg +5.00 ± 0.00 (2 of 2 runs positive).",
+		// Avg rows: 5.00 against sqrt(2.55² + 3.54²) = 4.36; OOD has no reference.
+		fmt.Sprintf("IID avg +5.00 against a combined std of %.2f (larger).", math.Hypot(math.Sqrt(sa*sa+sb*sb)/2, 3.5355339)),
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("table lacks %q:\n%s", want, got)
 		}
+	}
+	if strings.Contains(got, "OOD avg +") {
+		t.Errorf("a combined-std verdict for a block ρ was not evaluated on:\n%s", got)
 	}
 	if strings.Index(got, "| c |") < strings.Index(got, "IID avg") {
 		t.Errorf("OOD rows before the IID block:\n%s", got)

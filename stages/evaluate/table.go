@@ -31,6 +31,7 @@ func Table(rows []schema.EvalRow, simulated bool) string {
 		}
 	}
 	slices.Sort(benches)
+	avgs := map[key][2]float64{} // (policy, block) → Avg row mean and ±
 	var b strings.Builder
 	if simulated {
 		b.WriteString("Simulated world (internal/sim): these scores say whether the machinery works, not what any LLM scores.\n\n")
@@ -73,10 +74,27 @@ func Table(rows []schema.EvalRow, simulated bool) string {
 			}
 			if complete {
 				n := float64(len(in))
+				avgs[key{p, block}] = [2]float64{sum / n, math.Sqrt(vars) / n}
 				cells[i] = fmt.Sprintf("**%.2f ± %.2f**", sum/n, math.Sqrt(vars)/n)
 			}
 		}
 		fmt.Fprintf(&b, "| **%s avg** | %s |\n", strings.ToUpper(block), strings.Join(cells, " | "))
+	}
+	var gaps []string
+	for _, block := range []string{"iid", "ood"} {
+		e, eok := avgs[key{EvoSteer, block}]
+		r, rok := avgs[key{Reference, block}]
+		if eok && rok {
+			combined := math.Hypot(e[1], r[1])
+			verdict := "not larger"
+			if e[0]-r[0] > combined {
+				verdict = "larger"
+			}
+			gaps = append(gaps, fmt.Sprintf("%s avg %+.2f against a combined std of %.2f (%s)", strings.ToUpper(block), e[0]-r[0], combined, verdict))
+		}
+	}
+	if len(gaps) > 0 {
+		b.WriteString("\nAvg rows, evosteer − reference, against the combined std sqrt(σ_θ² + σ_ρ²): " + strings.Join(gaps, "; ") + ".\n")
 	}
 	b.WriteString(paired(rows, blocks))
 	return b.String()
