@@ -185,15 +185,17 @@ func (l *Learner) groups() {
 			pg.Params, pg.Hyper = append(pg.Params, p), append(pg.Hyper, hd)
 		}
 	}
+	// Per-task scalars (the free anchors u_q of the measured-flows ablation, log Z of tb and
+	// ttb) get their own learning rate: each task's entry is visited only when the task is
+	// scheduled, and the heads' rate would leave it near its start (Malkin et al. 2022 use 0.1
+	// for log Z).
+	perTask := hd
+	perTask.LR = l.opt.Comparison.LogZLR
 	if l.Anchors != nil {
-		pg.Params, pg.Hyper = append(pg.Params, l.Anchors), append(pg.Hyper, hd)
+		pg.Params, pg.Hyper = append(pg.Params, l.Anchors), append(pg.Hyper, perTask)
 	}
-	// log Z gets its own learning rate: each task's entry is visited only when the task is
-	// scheduled, and the heads' rate would leave it near its start (Malkin et al. 2022 use 0.1).
 	if l.LogZ != nil {
-		lz := hd
-		lz.LR = l.opt.Comparison.LogZLR
-		pg.Params, pg.Hyper = append(pg.Params, l.LogZ), append(pg.Hyper, lz)
+		pg.Params, pg.Hyper = append(pg.Params, l.LogZ), append(pg.Hyper, perTask)
 	}
 	if l.Backward != nil {
 		pg.Params, pg.Hyper = append(pg.Params, l.Backward), append(pg.Hyper, hd)

@@ -20,6 +20,7 @@ func testLearnerOptions() LearnerOptions {
 		Optimizer: config.Optimizer{AdapterLR: 1e-2, AdapterBeta1: 0.95, HeadsLR: 1e-2, HeadsBeta1: 0.9, Beta2: 0.999,
 			Epsilon: 1e-8, WeightDecay: 0.01, GradClip: 1},
 		Beta: 2, MeasuredFlows: true, FlowCorrections: true, ValueFitSteps: 3, ValueLossWeight: 1, ColdStart: 0.5, Seed: 5,
+		Comparison: config.Comparison{LogZLR: 0.1},
 	}
 }
 

@@ -5,10 +5,11 @@
 --          = c(coarse bucket)  else if its visits ≥ $minimum (kind 'coarse')
 --          = 0                 otherwise                    (kind 'none')
 -- looked up in the buckets committed by step $step − 1 (none at step 1: every row is 'none'),
--- never in this step's own. Every decision of the step, all sources, in the order of the
+-- never in this step's own. With $enabled false (the flow-corrections ablation) every row is
+-- 'none' with 0. Every decision of the step, all sources, in the order of the
 -- decisions table (rowid: file order, shards by name), so row i belongs to decision row i.
 -- Reads: decisions, buckets (each with a step column).
--- Parameters: $step, $minimum.
+-- Parameters: $step, $minimum, $enabled.
 WITH previous AS (
     SELECT kind, key, visits, correction
     FROM buckets
@@ -16,10 +17,12 @@ WITH previous AS (
 )
 SELECT d.episode_id,
        d.t::INTEGER AS t,
-       CASE WHEN x.visits >= $minimum THEN 'exact'
+       CASE WHEN NOT $enabled THEN 'none'
+            WHEN x.visits >= $minimum THEN 'exact'
             WHEN c.visits >= $minimum THEN 'coarse'
             ELSE 'none' END AS kind,
-       CASE WHEN x.visits >= $minimum THEN x.correction
+       CASE WHEN NOT $enabled THEN 0.0
+            WHEN x.visits >= $minimum THEN x.correction
             WHEN c.visits >= $minimum THEN c.correction
             ELSE 0.0 END::DOUBLE AS correction
 FROM decisions d

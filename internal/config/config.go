@@ -139,7 +139,7 @@ type Optimizer struct {
 }
 
 // Comparison holds the constants of the comparison objectives (tb, ttb, ppo, grpo); anchortb
-// ignores them.
+// reads only log_z_lr, the rate of the free anchors of the measured-flows ablation.
 type Comparison struct {
 	LogZLR     float64 `yaml:"log_z_lr" json:"log_z_lr"`
 	TTBBeta    float64 `yaml:"ttb_beta" json:"ttb_beta"`

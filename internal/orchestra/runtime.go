@@ -609,6 +609,15 @@ func (r *Runtime) Poisoned() bool { return r.poisoned }
 // Reward is the grader's reward after STOP (0 before).
 func (r *Runtime) Reward() float64 { return r.reward }
 
+// Deferred reports the interleaved-execution ablation: nodes execute only at STOP.
+func (r *Runtime) Deferred() bool { return !r.opt.Interleaved }
+
+// OutputRole reports whether agents of a role may be the output (the role states answers).
+func (r *Runtime) OutputRole(roleID string) bool {
+	_, ok := r.role(roleID)
+	return ok && !r.nonOutput(roleID)
+}
+
 // OutputNode is the output node's id, "" when none is selected.
 func (r *Runtime) OutputNode() string { return r.output }
 

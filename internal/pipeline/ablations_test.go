@@ -180,6 +180,24 @@ func TestAblationInterleavedExecution(t *testing.T) {
 	a.zero(t, "interleaved-execution", "executed_before_stop", "reexecuted", "rerun_legal")
 	a.positive(t, "interleaved-execution", "executed_at_stop", "drop_legal")
 	query(t, baselineRun(t), sql).positive(t, "baseline", "executed_before_stop", "reexecuted", "rerun_legal")
+	// The deferred graph is one the episode can run: most episodes stop by choice (the reference
+	// reads an agent of an answering role as one that will answer) and every stopped episode
+	// executed its nodes.
+	const health = `SELECT
+		count(*) FILTER (NOT e.stopped) AS not_stopped,
+		count(*) FILTER (e.stopped AND x.n IS NULL) AS stopped_without_executions,
+		count(*) FILTER (e.reward > 0) AS scored,
+		count(*) AS episodes,
+		count(*) FILTER (d.forced) AS forced_stops
+		FROM episodes e
+		LEFT JOIN (SELECT step, episode_id, count(*) AS n FROM executions GROUP BY ALL) x USING (step, episode_id)
+		LEFT JOIN decisions d ON d.step = e.step AND d.episode_id = e.episode_id AND d.action_kind = 'STOP'`
+	h := query(t, ab, health)
+	h.zero(t, "interleaved-execution", "not_stopped", "stopped_without_executions")
+	h.positive(t, "interleaved-execution", "scored")
+	if forced, n := h.get(t, "forced_stops"), h.get(t, "episodes"); 4*forced > n {
+		t.Errorf("interleaved-execution: %d of %d episodes were stopped by forced finalisation", forced, n)
+	}
 }
 
 // TestAblationExecutionFeatures checks the execution-features ablation (paper appendix D: the
@@ -293,8 +311,8 @@ func TestAblationMeasuredFlows(t *testing.T) {
 // structure correction c(g) and the residual head b_ψ are off): every flow is its measured part
 // clip(u, 0, β) with no correction and no residual, and the checkpointed b_ψ never leaves its
 // step-0 value; the baseline adds non-zero corrections and residuals and trains b_ψ. Unnamed:
-// the policy adapter is still trained. (The aggregate still writes corrections.arrow; the update
-// ignores it.)
+// the policy adapter is still trained. The aggregate's corrections.arrow holds every decision
+// with kind none and 0 (the baseline's has looked-up corrections).
 func TestAblationFlowCorrections(t *testing.T) {
 	ab := ablated(t, "flow-corrections", 2, nil)
 	sql := fmt.Sprintf(flowSQL, ab.cfg.AnchorTB.Beta)
@@ -304,6 +322,12 @@ func TestAblationFlowCorrections(t *testing.T) {
 		FROM checkpoint c JOIN checkpoint z ON z.step = 0 AND z.name = c.name WHERE c.step > 0`
 	a := query(t, ab, sql)
 	a.zero(t, "flow-corrections", "not_measured", "residual_nonzero", "flow_not_sum")
+	const written = `SELECT count(*) FILTER (kind <> 'none' OR correction <> 0) AS corrections_written,
+		count(*) AS correction_rows FROM corrections`
+	w := query(t, ab, written)
+	w.zero(t, "flow-corrections", "corrections_written")
+	w.positive(t, "flow-corrections", "correction_rows")
+	query(t, baselineRun(t), written).positive(t, "baseline", "corrections_written")
 	p := query(t, ab, params)
 	p.zero(t, "flow-corrections", "residual_head_moved")
 	p.positive(t, "flow-corrections", "adapter_moved")

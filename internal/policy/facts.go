@@ -18,10 +18,13 @@ var Kinds = []string{orchestra.KindAddAgent, orchestra.KindAddEdge, orchestra.Ki
 // facts are the per-decision quantities that the encodings and the prior both read, computed
 // once per decision.
 type facts struct {
-	nodes      map[string]orchestra.Node
-	newest     string
-	output     string
-	answer     map[string]string // node id -> normalised answer, for nodes that state one
+	nodes  map[string]orchestra.Node
+	newest string
+	output string
+	answer map[string]string // node id -> normalised answer, for nodes that state one
+	// pending are, under deferred execution (the interleaved-execution ablation), the nodes of
+	// an answering role: none has run, and each will state an answer at STOP.
+	pending    map[string]bool
 	groups     map[string]int    // normalised answer -> nodes stating it (empty ones: one each)
 	largest    int               // size of the largest answer group
 	menuStatus map[string]string // skill id -> candidate | validated
@@ -31,10 +34,13 @@ type facts struct {
 
 func newFacts(rt *orchestra.Runtime) *facts {
 	f := &facts{nodes: map[string]orchestra.Node{}, output: rt.OutputNode(), answer: map[string]string{},
-		groups: map[string]int{}, menuStatus: map[string]string{}}
+		groups: map[string]int{}, menuStatus: map[string]string{}, pending: map[string]bool{}}
 	newestIdx := -1
 	for _, n := range rt.Nodes() {
 		f.nodes[n.ID] = n
+		if rt.Deferred() && rt.OutputRole(n.Role) {
+			f.pending[n.ID] = true
+		}
 		if idx, err := strconv.Atoi(strings.TrimPrefix(n.ID, "n")); err == nil && idx > newestIdx {
 			newestIdx, f.newest = idx, n.ID
 		}
@@ -63,6 +69,12 @@ func newFacts(rt *orchestra.Runtime) *facts {
 }
 
 func (f *facts) answered(id string) bool { _, ok := f.answer[id]; return ok }
+
+// answers is what the reference prior's output and STOP indicators read: a node that states an
+// answer, or under deferred execution one that will. Without the second, ρ could never stop a
+// deferred graph (its STOP indicator needs an answered output) and its decisions would spend
+// the budget the nodes need at STOP.
+func (f *facts) answers(id string) bool { return f.answered(id) || f.pending[id] }
 
 // inLargestGroup reports whether a node's answer is held by a largest group of at least two.
 func (f *facts) inLargestGroup(id string) bool {

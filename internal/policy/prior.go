@@ -31,7 +31,7 @@ var indicators = []indicator{
 		}},
 	{"add_agent_after_answered_output", func(w *config.ReferencePrior) float64 { return w.AddAgentAfterAnsweredOutput },
 		func(f *facts, a orchestra.Action) bool {
-			return a.Kind == orchestra.KindAddAgent && f.answered(f.output)
+			return a.Kind == orchestra.KindAddAgent && f.answers(f.output)
 		}},
 	{"add_edge", func(w *config.ReferencePrior) float64 { return w.AddEdge }, kind(orchestra.KindAddEdge)},
 	{"add_edge_answer_to_verifier", func(w *config.ReferencePrior) float64 { return w.AddEdgeAnswerToVerifier },
@@ -41,7 +41,7 @@ var indicators = []indicator{
 	{"bind_skill", func(w *config.ReferencePrior) float64 { return w.BindSkill }, kind(orchestra.KindBindSkill)},
 	{"set_output_answered", func(w *config.ReferencePrior) float64 { return w.SetOutputAnswered },
 		func(f *facts, a orchestra.Action) bool {
-			return a.Kind == orchestra.KindSetOutput && f.answered(a.NodeID)
+			return a.Kind == orchestra.KindSetOutput && f.answers(a.NodeID)
 		}},
 	{"set_output_largest_group", func(w *config.ReferencePrior) float64 { return w.SetOutputLargestGroup },
 		func(f *facts, a orchestra.Action) bool {
@@ -49,7 +49,7 @@ var indicators = []indicator{
 		}},
 	{"set_output_unanswered", func(w *config.ReferencePrior) float64 { return w.SetOutputUnanswered },
 		func(f *facts, a orchestra.Action) bool {
-			return a.Kind == orchestra.KindSetOutput && !f.answered(a.NodeID)
+			return a.Kind == orchestra.KindSetOutput && !f.answers(a.NodeID)
 		}},
 	{"rerun_agent", func(w *config.ReferencePrior) float64 { return w.RerunAgent }, kind(orchestra.KindRerunAgent)},
 	{"rerun_failed", func(w *config.ReferencePrior) float64 { return w.RerunFailed },
@@ -63,7 +63,7 @@ var indicators = []indicator{
 		}},
 	{"stop", func(w *config.ReferencePrior) float64 { return w.Stop }, kind(orchestra.KindStop)},
 	{"stop_output_answered", func(w *config.ReferencePrior) float64 { return w.StopOutputAnswered },
-		func(f *facts, a orchestra.Action) bool { return a.Kind == orchestra.KindStop && f.answered(f.output) }},
+		func(f *facts, a orchestra.Action) bool { return a.Kind == orchestra.KindStop && f.answers(f.output) }},
 	{"stop_output_agrees", func(w *config.ReferencePrior) float64 { return w.StopOutputAgrees },
 		func(f *facts, a orchestra.Action) bool {
 			return a.Kind == orchestra.KindStop && f.inLargestGroup(f.output)

@@ -368,3 +368,29 @@ func TestDefaultPriorIsAReferencePolicy(t *testing.T) {
 		t.Errorf("P(edge answer->verifier) = %.4f <= P(edge answer->solver) = %.4f", pe, po)
 	}
 }
+
+// Under deferred execution (the interleaved-execution ablation) nothing has run before STOP:
+// the prior reads an agent of an answering role as one that will answer, so SET_OUTPUT on it and
+// STOP after it fire the answered indicators, while a planner (which states no answer) does not.
+func TestPriorDeferredReadsPendingAnswers(t *testing.T) {
+	rt := orchestra.New(qaTask, newFake(nil), 42, orchestra.Options{Menu: testMenu, Budget: testBudget, Interleaved: false, Repair: true})
+	act(t, rt, addAgent("n0", "solver", ""))
+	act(t, rt, addAgent("n1", "planner", ""))
+	p := NewPrior(config.ReferencePrior{})
+	d := decision(rt)
+	if got := p.Fired(d, onNode(orchestra.KindSetOutput, "n0")); !slices.Equal(got, []string{"set_output_answered"}) {
+		t.Errorf("SET_OUTPUT(solver) fires %v", got)
+	}
+	act(t, rt, onNode(orchestra.KindSetOutput, "n0"))
+	d = decision(rt)
+	if got := p.Fired(d, stop); !slices.Equal(got, []string{"stop", "stop_output_answered"}) {
+		t.Errorf("STOP fires %v", got)
+	}
+	if got := p.Fired(d, addAgent("n2", "solver", "")); !slices.Contains(got, "add_agent_after_answered_output") {
+		t.Errorf("ADD_AGENT after a pending output fires %v", got)
+	}
+	// Interleaved, the same unexecuted state cannot exist: every added node has run.
+	if !rt.Deferred() || newRuntime(nil, testMenu).Deferred() {
+		t.Error("Deferred does not follow Options.Interleaved")
+	}
+}

@@ -141,7 +141,7 @@ func Buckets(p BucketParams, prev []Bucket, eps []Episode, anchors map[string]fl
 //	else                                                   0, Kind "none"
 //
 // A bucket absent from buckets is never selected (even with p.Minimum ≤ 0). Terminal states
-// are never looked up.
+// are never looked up. With p.CorrectionsOff every state gets 0, Kind "none".
 func Corrections(p BucketParams, buckets []Bucket, eps []Episode) []Correction {
 	type id struct{ kind, key string }
 	index := make(map[id]*Bucket, len(buckets))
@@ -153,10 +153,12 @@ func Corrections(p BucketParams, buckets []Bucket, eps []Episode) []Correction {
 		e := &eps[i]
 		for _, d := range e.Decisions {
 			c := Correction{EpisodeID: e.ID, T: d.T, Kind: KindNone}
-			if b := index[id{KindExact, d.Key}]; b != nil && b.Visits >= p.Minimum {
-				c.Kind, c.Correction = KindExact, b.Correction
-			} else if b := index[id{KindCoarse, d.CoarseKey}]; b != nil && b.Visits >= p.Minimum {
-				c.Kind, c.Correction = KindCoarse, b.Correction
+			if !p.CorrectionsOff {
+				if b := index[id{KindExact, d.Key}]; b != nil && b.Visits >= p.Minimum {
+					c.Kind, c.Correction = KindExact, b.Correction
+				} else if b := index[id{KindCoarse, d.CoarseKey}]; b != nil && b.Visits >= p.Minimum {
+					c.Kind, c.Correction = KindCoarse, b.Correction
+				}
 			}
 			out = append(out, c)
 		}

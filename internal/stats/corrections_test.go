@@ -37,6 +37,14 @@ func TestCorrectionsLookup(t *testing.T) {
 	if got := Corrections(q, buckets, []Episode{e})[2]; got.Kind != KindExact || got.Correction != 0.15 {
 		t.Errorf("minimum 7: %+v", got)
 	}
+	// The flow-corrections ablation: the same states, every one 'none' with 0.
+	off := paperBuckets
+	off.CorrectionsOff = true
+	for i, c := range Corrections(off, buckets, []Episode{e, p}) {
+		if c.Kind != KindNone || c.Correction != 0 || c.EpisodeID != want[i].EpisodeID || c.T != want[i].T {
+			t.Errorf("corrections off, row %d: %+v", i, c)
+		}
+	}
 }
 
 // The one-batch lag: a bucket built from this step's visits does not affect this step's

@@ -60,6 +60,9 @@ type BucketParams struct {
 	Pseudocount     float64
 	CorrectionBound float64
 	SourceMode      string // reference_with_paired | natural_only
+	// CorrectionsOff is the flow-corrections ablation: every state's correction is 0, kind
+	// none (the buckets are still kept, for inspection).
+	CorrectionsOff bool
 }
 
 // Bucket is one row of the buckets table: the cumulative state of one exact or coarse bucket.

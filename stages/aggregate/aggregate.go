@@ -216,7 +216,7 @@ func Params(cfg *config.Config, step int) map[string]map[string]any {
 			"step": s, "beta": cfg.AnchorTB.Beta, "pseudocount": cfg.Buckets.Pseudocount,
 			"correction_bound": cfg.Buckets.CorrectionBound, "source_mode": cfg.Buckets.SourceMode,
 		},
-		"corrections": {"step": s, "minimum": cfg.Buckets.Minimum},
+		"corrections": {"step": s, "minimum": cfg.Buckets.Minimum, "enabled": !cfg.Ablated("flow-corrections")},
 		"value_data":  {"step": s},
 		"pairs": {
 			"step": s, "success_threshold": cfg.Admission.SuccessThreshold,

@@ -70,7 +70,8 @@ func Expected(cfg *config.Config, oi *OracleInputs) *Tables {
 		KappaCategory: cfg.Baselines.KappaCategory, KappaTask: cfg.Baselines.KappaTask,
 		PriorCountCap: cfg.Baselines.PriorCountCap, ColdStart: cfg.Baselines.ColdStart}
 	bp := stats.BucketParams{Beta: cfg.AnchorTB.Beta, Minimum: cfg.Buckets.Minimum, Pseudocount: cfg.Buckets.Pseudocount,
-		CorrectionBound: cfg.Buckets.CorrectionBound, SourceMode: cfg.Buckets.SourceMode}
+		CorrectionBound: cfg.Buckets.CorrectionBound, SourceMode: cfg.Buckets.SourceMode,
+		CorrectionsOff: cfg.Ablated("flow-corrections")}
 	t := &Tables{Anchors: stats.Anchors(ap, oi.Pool, oi.Scored, oi.Priors)}
 	anchors := make(map[string]float64, len(t.Anchors))
 	for _, a := range t.Anchors {
