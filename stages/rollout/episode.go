@@ -151,6 +151,11 @@ func (e *env) run(ctx context.Context, j job) (*episode, error) {
 			if d.Legal = rt.Legal(); charged {
 				text = prompt()
 			}
+			if len(d.Legal) == 0 {
+				// Finalising with no agent to make the output: nothing can be submitted.
+				unhealthy("no legal action: the budget cannot pay the controller and no agent exists")
+				break
+			}
 		}
 		row, a, err := e.decide(d, j, t, forced)
 		if errors.Is(err, errForcedIllegal) {
