@@ -72,7 +72,7 @@ report: build
 	./$(BIN) report --run $(RUN)
 
 # The comparison study's scale: every variant (full, 8 ablations, 4 objectives) x ABL_SEEDS runs of
-# ABL_STEPS steps, ABL_JOBS at once; about 45 minutes on 2 cores with the defaults.
+# ABL_STEPS steps, ABL_JOBS at once; about 50 minutes on 2 cores with the defaults.
 ABL_DIR     ?= runs/ablations
 ABL_SEEDS   ?= 2
 ABL_STEPS   ?= 40
