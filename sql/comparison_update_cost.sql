@@ -7,9 +7,9 @@
 -- Reads: update_metrics loaded from several runs, run_name '<variant>-s<seed>'. No parameters.
 SELECT regexp_extract(run_name, '^(.*)-s[0-9]+$', 1) AS variant,
        CAST(regexp_extract(run_name, '-s([0-9]+)$', 1) AS INTEGER) AS seed,
-       avg(rows_per_episode) AS rows_per_episode,
-       avg(policy_steps) AS policy_steps,
-       avg(trajectories) AS episodes_per_step,
+       avg(rows_per_episode ORDER BY step) AS rows_per_episode,
+       avg(policy_steps ORDER BY step) AS policy_steps,
+       avg(trajectories ORDER BY step) AS episodes_per_step,
        count(*) AS steps
 FROM update_metrics
 GROUP BY ALL

@@ -66,7 +66,7 @@ on where it stopped. Any number can be re-queried across runs, e.g.
 	fl.IntVar(&o.Tasks, "tasks", 32, "task records per training step (batch.tasks)")
 	fl.IntVar(&o.TestPerFamily, "test-tasks", 128, "test tasks per benchmark (tasks.test_per_family)")
 	fl.IntVar(&o.EvalRuns, "eval-runs", 2, "evaluation runs per run folder")
-	fl.StringSliceVar(&o.Paradigms, "paradigms", paradigms.Names, "fixed paradigms evaluated in the full method's runs")
+	fl.StringSliceVar(&o.Paradigms, "paradigms", paradigms.Baselines, "fixed paradigms (and the direct baseline) evaluated in the full method's runs")
 	fl.IntVar(&o.SearchPerFamily, "search-tasks", 32, "training tasks per task type the searched workflow's search plays each template on")
 	fl.IntVar(&o.Jobs, "jobs", runtime.NumCPU(), "runs trained at once (a run mostly keeps one core busy)")
 	return cmd

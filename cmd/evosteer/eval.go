@@ -25,7 +25,8 @@ N runs (default 5) with distinct seeds, the policies of a run sharing each task'
 Policies: evosteer (π_θ), reference (ρ, the untrained architecture: the learner of step 0), and
 the fixed paradigms of --paradigms (default single_agent; also fixed_template, plan_execute,
 searched_workflow — whose workflows are first searched on the training split and stored in
-eval/workflows.json), on the same executor and budget.
+eval/workflows.json — and direct, the executor alone: one solver without tools), on the same
+executor and budget.
 
 Writes eval/results.arrow (table eval_results: one row per policy × benchmark × run, with the mean
 score and executor tokens per task) and eval/table.md, shaped like the paper's Table 1: per
@@ -55,7 +56,7 @@ sqrt(Σσ²)/n. Prints the table.`,
 	cmd.Flags().StringVar(&run, "run", "", "run folder (required)")
 	cmd.Flags().IntVar(&step, "step", 0, "evaluate the learner and library of this step (default: the last trained step)")
 	cmd.Flags().IntVar(&runs, "runs", 5, "evaluation runs, each with its own seed")
-	cmd.Flags().StringSliceVar(&paradigmNames, "paradigms", []string{paradigms.SingleAgent}, "fixed paradigms to evaluate beside the networks: "+strings.Join(paradigms.Names, ", "))
+	cmd.Flags().StringSliceVar(&paradigmNames, "paradigms", []string{paradigms.SingleAgent}, "fixed paradigms to evaluate beside the networks: "+strings.Join(paradigms.Baselines, ", "))
 	cmd.Flags().IntVar(&searchTasks, "search-tasks", 32, "training tasks per task type that searched_workflow's search plays each template on")
 	cmd.MarkFlagRequired("run")
 	return cmd

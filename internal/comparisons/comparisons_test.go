@@ -136,8 +136,11 @@ func TestStudyTablesMatchTheRunFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	after, _ := os.ReadFile(filepath.Join(dir, TimingsFolder, "ppo-s1.tsv"))
-	if string(after) != string(before) || again.Table2 != tables.Table2 {
-		t.Errorf("resume retrained or changed the tables")
+	if string(after) != string(before) {
+		t.Errorf("resume retrained: timings\n%s\nbecame\n%s", before, after)
+	}
+	if again.Table2 != tables.Table2 {
+		t.Errorf("resume changed table 2:\n%s\n%s", tables.Table2, again.Table2)
 	}
 
 	// The same folder with other settings is refused, naming the run.
@@ -164,5 +167,13 @@ func TestSelect(t *testing.T) {
 	}
 	if _, err := Select([]string{"nope"}); err == nil || !strings.Contains(err.Error(), "learnable-repair") {
 		t.Fatalf("unknown variant: %v", err)
+	}
+}
+
+func TestRound2HasNoNegativeZero(t *testing.T) {
+	for x, want := range map[float64]string{-1e-15: "+0.00", -0.004: "+0.00", -0.006: "-0.01", 1.005: "+1.00", 2.675: "+2.68"} {
+		if got := fmt.Sprintf("%+.2f", round2(x)); got != want {
+			t.Errorf("round2(%v) prints %s, want %s", x, got, want)
+		}
 	}
 }

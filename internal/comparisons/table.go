@@ -265,8 +265,12 @@ func (s *study) cell(key, benchmark string) string {
 		return "—"
 	}
 	m, _ := meanStd(xs)
-	return fmt.Sprintf("%.2f", m)
+	return fmt.Sprintf("%.2f", round2(m))
 }
+
+// round2 rounds to the two decimals shown, without a negative zero: a difference of −1e-15
+// prints as +0.00, not −0.00.
+func round2(x float64) float64 { return math.Round(x*100)/100 + 0 }
 
 func (s *study) avgCell(key, block string) string {
 	xs := s.cells[[2]string{key, "avg_" + block}]
@@ -274,7 +278,7 @@ func (s *study) avgCell(key, block string) string {
 		return "—"
 	}
 	m, sd := meanStd(xs)
-	return fmt.Sprintf("%.2f ± %.2f", m, sd)
+	return fmt.Sprintf("%.2f ± %.2f", round2(m), round2(sd))
 }
 
 func (s *study) deltaCell(key, block string) string {
@@ -285,7 +289,7 @@ func (s *study) deltaCell(key, block string) string {
 	if !ok {
 		return "—"
 	}
-	return fmt.Sprintf("%+.2f ± %.2f", m, sd)
+	return fmt.Sprintf("%+.2f ± %.2f", round2(m), round2(sd))
 }
 
 func (s *study) caption() string {
@@ -323,7 +327,7 @@ func (s *study) table2() string {
 		}
 		b.WriteString(rows)
 	}
-	section("", evaluate.Reference)
+	section("", paradigms.Direct, evaluate.Reference)
 	section("Fixed orchestration paradigms", paradigms.Names...)
 	section("Online orchestration (Sec. 4.1)", "interleaved-execution", "execution-features", "learnable-repair", "value-head")
 	section("AnchorTB (Sec. 4.2)", "measured-flows", "flow-corrections")

@@ -69,6 +69,7 @@ func Select(names []string) ([]Variant, error) {
 // Row labels of the tables, in the paper's wording.
 var labels = map[string]string{
 	Full:                       "EvoSteer (full)",
+	paradigms.Direct:           "Executor alone (direct)",
 	"reference":                "EvoSteer arch., untrained (ρ)",
 	paradigms.SingleAgent:      "Single agent with tools",
 	paradigms.FixedTemplate:    "Fixed multi-agent template",

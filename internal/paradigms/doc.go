@@ -3,6 +3,8 @@
 // as EvoSteer (design §10): as policy.Policy values that the rollout's decision loop plays like
 // any scripted policy.
 //
+//   - direct (a baseline, Table 2's frozen-executor row): the executor answering alone — one
+//     solver without tools, its output, STOP.
 //   - single_agent: one ReAct-style agent with every tool the task type offers (tool_user; a
 //     solver where no tool is offered), its output, STOP.
 //   - fixed_template: one hand-designed team for every task: planner → solver → verifier, the

@@ -13,8 +13,11 @@ import (
 	"github.com/evosteer/evosteer-go/internal/policy"
 )
 
-// Names of the four paradigms, in the paper's order.
+// Names of the four paradigms, in the paper's order, and of the direct baseline.
 const (
+	// Direct is the executor answering alone (Table 2's frozen-executor row): one solver, no
+	// tools, its answer submitted. A baseline rather than an orchestration paradigm.
+	Direct           = "direct"
 	SingleAgent      = "single_agent"
 	FixedTemplate    = "fixed_template"
 	PlanExecute      = "plan_execute"
@@ -23,6 +26,9 @@ const (
 
 // Names lists the paradigms.
 var Names = []string{SingleAgent, FixedTemplate, PlanExecute, SearchedWorkflow}
+
+// Baselines are every scripted policy New makes: the direct baseline, then the paradigms.
+var Baselines = append([]string{Direct}, Names...)
 
 // Output rules of a template.
 const (
@@ -80,6 +86,9 @@ func (t Template) Validate(roles []executor.Role) error {
 // searched_workflow (Search's result) and is ignored by the others.
 func New(name string, searched Workflows) (policy.Policy, error) {
 	switch name {
+	case Direct:
+		t := Template{Name: Direct, Agents: []Agent{{Role: "solver"}}, Output: OutputLast}
+		return player{func(*orchestra.Runtime) (Template, error) { return t, nil }}, nil
 	case SingleAgent:
 		return player{func(rt *orchestra.Runtime) (Template, error) {
 			return Template{Name: SingleAgent, Agents: []Agent{{Role: worker(rt.Roles())}}, Output: OutputLast}, nil
@@ -105,7 +114,7 @@ func New(name string, searched Workflows) (policy.Policy, error) {
 			return t, nil
 		}}, nil
 	}
-	return nil, fmt.Errorf("paradigms: unknown paradigm %q (paradigms: %v)", name, Names)
+	return nil, fmt.Errorf("paradigms: unknown paradigm %q (paradigms: %v)", name, Baselines)
 }
 
 // worker is the role that holds every tool a task type offers: tool_user where the task type

@@ -161,7 +161,7 @@ func TestParadigmsBuildWhatTheyName(t *testing.T) {
 		}
 		searched[tt] = Grammar()[k]
 	}
-	for _, name := range Names {
+	for _, name := range Baselines {
 		pol, err := New(name, searched)
 		if err != nil {
 			t.Fatal(err)
@@ -178,6 +178,8 @@ func TestParadigmsBuildWhatTheyName(t *testing.T) {
 			}
 			var tpl Template
 			switch name {
+			case Direct:
+				tpl = Template{Agents: []Agent{{Role: "solver"}}}
 			case SingleAgent:
 				tpl = Template{Agents: []Agent{{Role: w}}}
 			case FixedTemplate:
