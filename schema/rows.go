@@ -257,3 +257,19 @@ func WriteRows[T any](t *Table, path string, lin Lineage, rows []T) error {
 	defer rec.Release()
 	return t.WriteBatches(path, lin, rec)
 }
+
+// Column returns the named column of a record batch as array type A, or an error naming the
+// column when the batch lacks it or holds another type. For readers of query results and of a
+// few columns of a wide file, where Rows would materialise every column.
+func Column[A arrow.Array](rec arrow.RecordBatch, name string) (A, error) {
+	var zero A
+	idx := rec.Schema().FieldIndices(name)
+	if len(idx) != 1 {
+		return zero, fmt.Errorf("no column %q", name)
+	}
+	a, ok := rec.Column(idx[0]).(A)
+	if !ok {
+		return zero, fmt.Errorf("column %q has type %s", name, rec.Column(idx[0]).DataType())
+	}
+	return a, nil
+}

@@ -1,11 +1,7 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
-	"os"
 	"slices"
 	"strings"
 
@@ -101,9 +97,9 @@ func writeTaskFiles(r *rundir.Run, paths []string) error {
 	}
 	inputs := map[string]string{}
 	for _, p := range paths {
-		sum, err := fileSHA256(p)
+		sum, err := schema.SHA256File(p)
 		if err != nil {
-			return err
+			return fmt.Errorf("hash %s: %w", p, err)
 		}
 		inputs[p] = sum
 	}
@@ -114,17 +110,4 @@ func writeTaskFiles(r *rundir.Run, paths []string) error {
 		}
 	}
 	return nil
-}
-
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("hash %s: %w", path, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }

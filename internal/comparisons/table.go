@@ -3,6 +3,7 @@ package comparisons
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"github.com/evosteer/evosteer-go/internal/duck"
 	"github.com/evosteer/evosteer-go/internal/paradigms"
 	"github.com/evosteer/evosteer-go/internal/rundir"
+	"github.com/evosteer/evosteer-go/schema"
 	"github.com/evosteer/evosteer-go/stages/evaluate"
 )
 
@@ -103,34 +105,54 @@ func load(ctx context.Context, studyDir string, runDirs []string) (*study, error
 		return nil, err
 	}
 	seeds := map[int]bool{}
-	err = query(ctx, db, "comparison_scores", func(c columns, i int) error {
-		variant, policy := c.str("variant", i), c.str("policy", i)
-		key := variant
-		if policy != evaluate.EvoSteer {
-			if variant != Full {
-				return fmt.Errorf("policy %s evaluated in run %s-s%d (only the full method's runs evaluate it)", policy, variant, c.i32("seed", i))
-			}
-			key = policy
+	err = query(ctx, db, "comparison_scores", func(rec arrow.RecordBatch) error {
+		variants, e1 := schema.Column[*array.String](rec, "variant")
+		seedCol, e2 := schema.Column[*array.Int32](rec, "seed")
+		policies, e3 := schema.Column[*array.String](rec, "policy")
+		benchmarks, e4 := schema.Column[*array.String](rec, "benchmark")
+		scores, e5 := schema.Column[*array.Float64](rec, "score")
+		tokens, e6 := schema.Column[*array.Float64](rec, "tokens")
+		if err := errors.Join(e1, e2, e3, e4, e5, e6); err != nil {
+			return err
 		}
-		seed := int(c.i32("seed", i))
-		seeds[seed] = true
-		k := [2]string{key, c.str("benchmark", i)}
-		s.cells[k] = append(s.cells[k], score{seed, c.f64("score", i), c.f64("tokens", i)})
+		for i := range int(rec.NumRows()) {
+			// Strings are copied: the batch's memory belongs to DuckDB and is freed with it.
+			variant, policy, seed := strings.Clone(variants.Value(i)), strings.Clone(policies.Value(i)), int(seedCol.Value(i))
+			key := variant
+			if policy != evaluate.EvoSteer {
+				if variant != Full {
+					return fmt.Errorf("policy %s evaluated in run %s-s%d (only the full method's runs evaluate it)", policy, variant, seed)
+				}
+				key = policy
+			}
+			seeds[seed] = true
+			k := [2]string{key, strings.Clone(benchmarks.Value(i))}
+			s.cells[k] = append(s.cells[k], score{seed, scores.Value(i), tokens.Value(i)})
+		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	s.seeds = len(seeds)
-	err = query(ctx, db, "comparison_update_cost", func(c columns, i int) error {
-		v := c.str("variant", i)
-		if s.cost[v] == nil {
-			s.cost[v] = &cost{}
+	err = query(ctx, db, "comparison_update_cost", func(rec arrow.RecordBatch) error {
+		variants, e1 := schema.Column[*array.String](rec, "variant")
+		rows, e2 := schema.Column[*array.Float64](rec, "rows_per_episode")
+		steps, e3 := schema.Column[*array.Float64](rec, "policy_steps")
+		episodes, e4 := schema.Column[*array.Float64](rec, "episodes_per_step")
+		if err := errors.Join(e1, e2, e3, e4); err != nil {
+			return err
 		}
 		n := float64(s.seeds)
-		s.cost[v].rowsPerEpisode += c.f64("rows_per_episode", i) / n
-		s.cost[v].policySteps += c.f64("policy_steps", i) / n
-		s.cost[v].episodesPerStep += c.f64("episodes_per_step", i) / n
+		for i := range int(rec.NumRows()) {
+			v := strings.Clone(variants.Value(i))
+			if s.cost[v] == nil {
+				s.cost[v] = &cost{}
+			}
+			s.cost[v].rowsPerEpisode += rows.Value(i) / n
+			s.cost[v].policySteps += steps.Value(i) / n
+			s.cost[v].episodesPerStep += episodes.Value(i) / n
+		}
 		return nil
 	})
 	if err != nil {
@@ -180,43 +202,16 @@ func readUpdateTimings(path string) ([]float64, error) {
 	return ms, sc.Err()
 }
 
-// columns reads a result batch's columns by name.
-type columns struct{ rec arrow.RecordBatch }
-
-func (c columns) col(name string) arrow.Array {
-	idx := c.rec.Schema().FieldIndices(name)
-	if len(idx) == 0 {
-		panic(fmt.Sprintf("comparisons: result has no column %q", name))
-	}
-	return c.rec.Column(idx[0])
-}
-
-// str copies the value: the batch's memory belongs to DuckDB and is freed with the batch.
-func (c columns) str(name string, i int) string {
-	return strings.Clone(c.col(name).(*array.String).Value(i))
-}
-func (c columns) i32(name string, i int) int32 { return c.col(name).(*array.Int32).Value(i) }
-func (c columns) f64(name string, i int) float64 {
-	a := c.col(name).(*array.Float64)
-	if a.IsNull(i) {
-		return math.NaN()
-	}
-	return a.Value(i)
-}
-
-// query runs an embedded SQL file and calls row for every result row.
-func query(ctx context.Context, db *duck.DB, file string, row func(columns, int) error) error {
+// query runs an embedded SQL file and calls batch for every result batch.
+func query(ctx context.Context, db *duck.DB, file string, batch func(arrow.RecordBatch) error) error {
 	rr, err := db.RunFile(ctx, file, nil)
 	if err != nil {
 		return err
 	}
 	defer rr.Release()
 	for rr.Next() {
-		rec := rr.RecordBatch()
-		for i := range int(rec.NumRows()) {
-			if err := row(columns{rec}, i); err != nil {
-				return fmt.Errorf("%s.sql: %w", file, err)
-			}
+		if err := batch(rr.RecordBatch()); err != nil {
+			return fmt.Errorf("%s.sql: %w", file, err)
 		}
 	}
 	return rr.Err()

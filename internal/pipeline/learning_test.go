@@ -57,7 +57,8 @@ func TestAnchorTBLearnsOnTheSimulatedWorld(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := rundir.Init(filepath.Join(t.TempDir(), "learn"), cfg, "test", func(r *rundir.Run) error {
+	ctx := context.Background()
+	r, err := Init(ctx, filepath.Join(t.TempDir(), "learn"), cfg, "test", func(r *rundir.Run) error {
 		lin := schema.Lineage{Run: "learn", Stage: "init", ConfigSHA256: cfg.SHA256()}
 		for _, split := range []struct {
 			name string
@@ -74,10 +75,6 @@ func TestAnchorTBLearnsOnTheSimulatedWorld(t *testing.T) {
 		return nil
 	})
 	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if _, err := r.RunStage(ctx, 0, update.Initial(r), false); err != nil {
 		t.Fatal(err)
 	}
 	const steps = 30

@@ -272,3 +272,12 @@ func deref(p *string) string {
 	}
 	return *p
 }
+
+// Summary is one line on a library's size by status, as the validate and author stages print it.
+func Summary(lib []Skill) string {
+	n := map[string]int{}
+	for _, sk := range lib {
+		n[sk.Status]++
+	}
+	return fmt.Sprintf("library: %d skills (%d candidate, %d validated, %d retired)", len(lib), n[Candidate], n[Validated], n[Retired])
+}

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/evosteer/evosteer-go/internal/rundir"
@@ -173,10 +172,10 @@ func readEditDecisions(path string, out []EditDecision) ([]EditDecision, error) 
 	defer rr.Release()
 	for rr.Next() {
 		rec := rr.RecordBatch()
-		ids, err1 := column[*array.String](rec, "episode_id")
-		ts, err2 := column[*array.Int32](rec, "t")
-		kinds, err3 := column[*array.String](rec, "action_kind")
-		scores, err4 := column[*array.Float64](rec, "output_score")
+		ids, err1 := schema.Column[*array.String](rec, "episode_id")
+		ts, err2 := schema.Column[*array.Int32](rec, "t")
+		kinds, err3 := schema.Column[*array.String](rec, "action_kind")
+		scores, err4 := schema.Column[*array.Float64](rec, "output_score")
 		if err := errors.Join(err1, err2, err3, err4); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
@@ -194,18 +193,4 @@ func readEditDecisions(path string, out []EditDecision) ([]EditDecision, error) 
 		return nil, err
 	}
 	return out, nil
-}
-
-// column returns the named column of rec as array type A.
-func column[A arrow.Array](rec arrow.RecordBatch, name string) (A, error) {
-	var zero A
-	idx := rec.Schema().FieldIndices(name)
-	if len(idx) != 1 {
-		return zero, fmt.Errorf("no column %q", name)
-	}
-	a, ok := rec.Column(idx[0]).(A)
-	if !ok {
-		return zero, fmt.Errorf("column %q has type %s", name, rec.Column(idx[0]).DataType())
-	}
-	return a, nil
 }

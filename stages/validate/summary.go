@@ -81,12 +81,7 @@ func (s *Summary) Write(w io.Writer) error {
 		}
 	}
 	fmt.Fprintf(&b, "alpha spent so far: %.6g of %g\n", s.AlphaSpent, s.Alpha)
-	st := map[string]int{}
-	for _, sk := range s.Library {
-		st[sk.Status]++
-	}
-	fmt.Fprintf(&b, "library: %d skills (%d candidate, %d validated, %d retired)\n",
-		len(s.Library), st[skills.Candidate], st[skills.Validated], st[skills.Retired])
+	b.WriteString(skills.Summary(s.Library) + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
