@@ -66,23 +66,43 @@ validate: build
 author: build
 	./$(BIN) author --run $(RUN) --step $(STEP)
 
+## probe: θ of step PROBE_STEP of $(RUN) against its target at the first decision (about 6 minutes
+## on 2 cores); the report shows every probed step
+PROBE_STEP  ?= $(STEPS)
+.PHONY: probe
+probe: build
+	./$(BIN) probe --run $(RUN) --step $(PROBE_STEP)
+
 ## report: the HTML and Markdown report of $(RUN) ($(RUN)/report/index.html, report.md, PNGs)
 .PHONY: report
 report: build
 	./$(BIN) report --run $(RUN)
 
-# The comparison study's scale: every variant (full, 8 ablations, 4 objectives) x ABL_SEEDS runs of
-# ABL_STEPS steps, ABL_JOBS at once; about 50 minutes on 2 cores with the defaults.
+# The comparison study's scale: every variant (full, 8 ablations, 4 objectives, the full method at
+# β = 4 and 6) x ABL_SEEDS runs of ABL_STEPS steps, ABL_JOBS at once; about 50 minutes on 2 cores
+# with the defaults before the β study, which adds 2 trainings of the full method per seed (each
+# evaluated for θ and ρ): 30 runs instead of 26.
 ABL_DIR     ?= runs/ablations
 ABL_SEEDS   ?= 2
 ABL_STEPS   ?= 40
 ABL_JOBS    ?= 2
 
 ## ablations: the paper's comparisons (Table 2: ablations and fixed paradigms; Figure 4a:
-## objectives with update cost) at a reduced scale; writes $(ABL_DIR)/table2.md and objectives.md
+## objectives with update cost) and the study over β (2, 4, 6) at a reduced scale; writes
+## $(ABL_DIR)/table2.md, objectives.md and beta.md
 .PHONY: ablations
 ablations: build
 	./$(BIN) ablations --dir $(ABL_DIR) --seeds $(ABL_SEEDS) --steps $(ABL_STEPS) --jobs $(ABL_JOBS)
+
+# The exact world's full curves: every objective, EXACT_STEPS steps (about 6 minutes on 2 cores).
+EXACT_DIR   ?= runs/exact
+EXACT_STEPS ?= 300
+
+## exact: train anchortb, tb, ppo and grpo on the enumerable world (internal/exact) and measure θ's
+## exact distance to P* ∝ ρ·R_β per step; writes $(EXACT_DIR)/curve.arrow and curve.md
+.PHONY: exact
+exact: build
+	./$(BIN) exact --config $(CONFIG) --steps $(EXACT_STEPS) --out $(EXACT_DIR)
 
 ## test: the default suite (what CI runs), plus the build without the duckdb_arrow tag
 test:

@@ -23,9 +23,19 @@ func AdapterAdamW(o config.Optimizer) AdamW {
 	return AdamW{LR: o.AdapterLR, Beta1: o.AdapterBeta1, Beta2: o.Beta2, Epsilon: o.Epsilon, WeightDecay: o.WeightDecay}
 }
 
-// HeadsAdamW is the group of every head (residual, value, outcome) and of free anchors.
+// HeadsAdamW is the group of the value, outcome and critic heads and of the objectives' extra
+// parameters (at their own rates where the learner says so).
 func HeadsAdamW(o config.Optimizer) AdamW {
 	return AdamW{LR: o.HeadsLR, Beta1: o.HeadsBeta1, Beta2: o.Beta2, Epsilon: o.Epsilon, WeightDecay: o.WeightDecay}
+}
+
+// ResidualAdamW is the heads' group at optimizer.residual_lr, for the residual flow head b_ψ: it
+// must follow flows that move with θ, and at heads_lr it learns little more than a constant
+// (measured on the exact world, internal/exact).
+func ResidualAdamW(o config.Optimizer) AdamW {
+	h := HeadsAdamW(o)
+	h.LR = o.ResidualLR
+	return h
 }
 
 // step applies one AdamW update with bias-correction step t (≥ 1) to p, whose gradient is

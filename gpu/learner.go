@@ -181,8 +181,9 @@ func (l *Learner) groups() {
 		pg.Params, pg.Hyper = append(pg.Params, p), append(pg.Hyper, ad)
 	}
 	if l.opt.trainsResidual() {
+		rd := ResidualAdamW(l.opt.Optimizer)
 		for _, p := range l.Residual.Params() {
-			pg.Params, pg.Hyper = append(pg.Params, p), append(pg.Hyper, hd)
+			pg.Params, pg.Hyper = append(pg.Params, p), append(pg.Hyper, rd)
 		}
 	}
 	// Per-task scalars (the free anchors u_q of the measured-flows ablation, log Z of tb and

@@ -17,16 +17,30 @@ import (
 
 // PolicyNet is the compact orchestrator policy (design §6). The frozen base network is
 //
-//	h(s)   = GELU(GELU(s·W_s1 + b_s1)·W_s2 + b_s2)                      h_ρ(s), EncoderDim wide
-//	z(s,a) = GELU(h·W_ah + d_a·W_ad + b_a)·w_o + b_o                    w_o, b_o start at zero
+//	h(s)   = N(GELU(N(GELU(N(s)·W_s1 + b_s1))·W_s2 + b_s2))              h_ρ(s), EncoderDim wide
+//	z(s,a) = GELU(h·W_ah + N(d_a)·W_ad + b_a)·w_o + b_o
 //
-// (the action layer's weight split into the rows that read h and the rows that read the action
-// descriptor d_a, so h is multiplied once per state), with the exact (erf) GELU. The reference
-// prior's logit p(s,a) is an input: logits_ρ = z_base + p and logits_θ = z_θ + p, where θ replaces
-// every base weight W [in, out] by W + (α/r)·Aᵀ·Bᵀ with the adapter's A [r, in] and B [out, r]
-// (PEFT's LoRA layout; the action layer's A is split like its weight). log π(a|s) is the
-// log-softmax of the logits over the legal set, exactly 0 for a single legal action. Because
-// w_o = b_o = 0 and B = 0 at initialisation, π_θ = π_ρ = softmax(p) at step 0.
+// with N(x) = x/√(mean(x²) + 1e-6) the RMS normalisation (no gain), the exact (erf) GELU, and the
+// action layer's weight split into the rows that read h and the rows that read the action
+// descriptor d_a, so h is multiplied once per state. θ replaces every base weight W [in, out] by
+// W + (α/r)·Aᵀ·Bᵀ with the adapter's A [r, in] and B [out, r] (PEFT's LoRA layout; the action
+// layer's A is split like its weight). The reference prior's logit p(s,a) is an input, and
+//
+//	logits_ρ = p,   logits_θ = p + z_θ(s,a) − z_base(s,a),
+//
+// so ρ is the calibrated prior exactly and θ's departure from it is what the adapter changes in a
+// random, nonzero base network, as LoRA changes a pretrained one. Two choices make the adapter
+// learnable (measured on the exact world, internal/exact):
+//   - the base output layer w_o is random, not zero: with w_o = 0 every hidden adapter's gradient
+//     is scaled by the output adapter's tiny product, and AdamW turns those noisy gradients into
+//     full-size steps, a random walk;
+//   - every layer reads RMS-normalised inputs, so pre-activations are O(1), where GELU bends and
+//     the state and action terms interact; with the raw inputs they are ~0.1, GELU is nearly
+//     linear there and the state term cancels in the softmax.
+//
+// log π(a|s) is the log-softmax of the logits over the legal set, exactly 0 for a single legal
+// action. Because B = 0 at initialisation, z_θ = z_base bit for bit and π_θ = π_ρ = softmax(p) at
+// step 0.
 //
 // Only the adapter is trainable; the base is an input of every graph and is never
 // differentiated or changed.
@@ -47,8 +61,8 @@ const (
 
 // NewPolicyNet builds the network for states of stateWidth values, deterministically from the
 // run seed: base weights and biases of a layer with fan-in n from U(−1/√n, 1/√n)
-// (torch.nn.Linear) except the zero output layer; adapter A from U(−1/√in, 1/√in) (PEFT's LoRA
-// init) and B = 0.
+// (torch.nn.Linear), the output bias zero (it cancels in the softmax); adapter A from
+// U(−1/√in, 1/√in) (PEFT's LoRA init) and B = 0.
 func NewPolicyNet(cfg config.Policy, stateWidth int, runSeed uint64) *PolicyNet {
 	if stateWidth <= 0 || cfg.Hidden <= 0 || cfg.EncoderDim <= 0 || cfg.MaxLegalActions <= 1 ||
 		cfg.AdapterRank <= 0 || !(cfg.AdapterAlpha > 0) {
@@ -65,7 +79,7 @@ func NewPolicyNet(cfg config.Policy, stateWidth int, runSeed uint64) *PolicyNet 
 
 	s := seed.Derive(runSeed, "gpu/policy", "base")
 	rb := rand.New(rand.NewPCG(s, s^0x62617365))
-	for _, l := range []struct{ i, fanIn int }{{baseWs1, S}, {baseBs1, S}, {baseWs2, H}, {baseBs2, H}, {baseWah, E + A}, {baseWad, E + A}, {baseBa, E + A}} {
+	for _, l := range []struct{ i, fanIn int }{{baseWs1, S}, {baseBs1, S}, {baseWs2, H}, {baseBs2, H}, {baseWah, E + A}, {baseWad, E + A}, {baseBa, E + A}, {baseWo, H}} {
 		p.Base[l.i].uniform(rb, l.fanIn)
 	}
 	s = seed.Derive(runSeed, "gpu/policy", "adapter")
@@ -142,24 +156,38 @@ func thetaWeights(base, ad []*graph.Node, scale float64) []*graph.Node {
 	return t
 }
 
-// encode is the state encoder h [N, E] on states [N, S] with weights w.
-func encode(states *graph.Node, w []*graph.Node) *graph.Node {
-	h1 := gelu(graph.Add(MatMulCustomGrad(states, w[baseWs1]), graph.InsertAxes(w[baseBs1], 0)))
-	return gelu(graph.Add(MatMulCustomGrad(h1, w[baseWs2]), graph.InsertAxes(w[baseBs2], 0)))
+// rmsNorm is N(x) = x/√(mean(x²) + 1e-6) along the last axis; an all-zero row stays zero.
+func rmsNorm(x *graph.Node) *graph.Node {
+	ms := graph.ReduceAndKeep(graph.Square(x), graph.ReduceMean, -1)
+	return graph.Div(x, graph.Sqrt(graph.AddScalar(ms, 1e-6))) // Rsqrt has no gradient in gomlx
 }
 
-// policyLogits returns the logits [N, K] (network score + prior) and h [N, E]; acts is
-// [N·K, ActionWidth].
-func policyLogits(states, acts, prior *graph.Node, w []*graph.Node) (logits, h *graph.Node) {
-	n, k := prior.Shape().Dimensions[0], prior.Shape().Dimensions[1]
+// encode is the state encoder h [N, E] on states [N, S] with weights w.
+func encode(states *graph.Node, w []*graph.Node) *graph.Node {
+	h1 := gelu(graph.Add(MatMulCustomGrad(rmsNorm(states), w[baseWs1]), graph.InsertAxes(w[baseBs1], 0)))
+	return rmsNorm(gelu(graph.Add(MatMulCustomGrad(rmsNorm(h1), w[baseWs2]), graph.InsertAxes(w[baseBs2], 0))))
+}
+
+// actionScores returns z(s,a) [N, K] and h [N, E] with weights w; acts is [N·K, ActionWidth] and
+// k the legal-action axis.
+func actionScores(states, acts *graph.Node, k int, w []*graph.Node) (z, h *graph.Node) {
+	n := states.Shape().Dimensions[0]
 	hid := w[baseBa].Shape().Dimensions[0]
 	h = encode(states, w)
 	ph := graph.Add(MatMulCustomGrad(h, w[baseWah]), graph.InsertAxes(w[baseBa], 0)) // [N, H]
-	pd := MatMulCustomGrad(acts, w[baseWad])                                         // [N·K, H]
+	pd := MatMulCustomGrad(rmsNorm(acts), w[baseWad])                                // [N·K, H]
 	pre := graph.Add(graph.Reshape(pd, n, k, hid), graph.Reshape(ph, n, 1, hid))
 	a := gelu(graph.Reshape(pre, n*k, hid))
-	z := graph.Add(MatMulCustomGrad(a, w[baseWo]), graph.InsertAxes(w[baseBo], 0)) // [N·K, 1]
-	return graph.Add(graph.Reshape(z, n, k), prior), h
+	z = graph.Add(MatMulCustomGrad(a, w[baseWo]), graph.InsertAxes(w[baseBo], 0)) // [N·K, 1]
+	return graph.Reshape(z, n, k), h
+}
+
+// thetaLogits returns π_θ's logits p + z_θ − z_base [N, K] for the base and adapter nodes.
+func thetaLogits(states, acts, prior *graph.Node, base, ad []*graph.Node, scale float64) *graph.Node {
+	k := prior.Shape().Dimensions[1]
+	zt, _ := actionScores(states, acts, k, thetaWeights(base, ad, scale))
+	zb, _ := actionScores(states, acts, k, base)
+	return graph.Add(prior, graph.Sub(zt, zb))
 }
 
 // maskedLogSoftmax returns log-softmax over the legal positions (mask true) of each row, and 0 at
@@ -285,9 +313,8 @@ func (p *PolicyNet) scoreChunk(e *Engine, chunk []PolicyRow, idx []int, s *Score
 	out, err := e.run("policy/score/"+p.key(), func(x []*graph.Node) []*graph.Node {
 		mask := graph.GreaterThan(x[3], graph.ScalarZero(x[3].Graph(), x[3].DType()))
 		base, ad := x[4:13], x[13:22]
-		lr, h := policyLogits(x[0], x[1], x[2], base)
-		lt, _ := policyLogits(x[0], x[1], x[2], thetaWeights(base, ad, scale))
-		return []*graph.Node{maskedLogSoftmax(lt, mask), maskedLogSoftmax(lr, mask), h}
+		lt := thetaLogits(x[0], x[1], x[2], base, ad, scale)
+		return []*graph.Node{maskedLogSoftmax(lt, mask), maskedLogSoftmax(x[2], mask), encode(x[0], base)}
 	}, args...)
 	if err != nil {
 		return fmt.Errorf("policy net: %w", err)

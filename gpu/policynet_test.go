@@ -126,26 +126,64 @@ func geluAll(x []float64) []float64 {
 	return x
 }
 
-// forward returns log π over the row's legal actions and h (always the base encoder's, h_ρ,
-// when theta is false).
-func (n *plainNet) forward(row PolicyRow) (logp, h []float64) {
-	p := n.p
+// rms64 is N(x) = x/√(mean(x²) + 1e-6).
+func rms64(x []float64) []float64 {
+	ms := 0.0
+	for _, v := range x {
+		ms += v * v / float64(len(x))
+	}
+	out := make([]float64, len(x))
+	for i, v := range x {
+		out[i] = v / math.Sqrt(ms+1e-6)
+	}
+	return out
+}
+
+// scores returns z(s,a) of the row's legal actions and h(s), with the adapter applied when
+// theta is set.
+func (n *plainNet) scores(row PolicyRow, theta bool) (z, h []float64) {
+	p, saved := n.p, n.theta
+	n.theta = theta
+	defer func() { n.theta = saved }()
 	s := make([]float64, len(row.State))
 	for i, v := range row.State {
 		s[i] = float64(v)
 	}
-	h = geluAll(dense(geluAll(dense(s, n.weight(baseWs1, adAs1, adBs1), p.Base[baseBs1], p.Hidden)), n.weight(baseWs2, adAs2, adBs2), p.Base[baseBs2], p.EncoderDim))
+	h1 := geluAll(dense(rms64(s), n.weight(baseWs1, adAs1, adBs1), p.Base[baseBs1], p.Hidden))
+	h = rms64(geluAll(dense(rms64(h1), n.weight(baseWs2, adAs2, adBs2), p.Base[baseBs2], p.EncoderDim)))
 	wah, wad, wo := n.weight(baseWah, adAah, adBa), n.weight(baseWad, adAad, adBa), n.weight(baseWo, adAo, adBo)
 	aw := policy.ActionWidth
-	logits := make([]float64, row.Legal())
-	for k := range logits {
+	z = make([]float64, row.Legal())
+	for k := range z {
 		x := dense(h, wah, p.Base[baseBa], p.Hidden)
+		d := make([]float64, aw)
+		for i := range aw {
+			d[i] = float64(row.Actions[k*aw+i])
+		}
+		d = rms64(d)
 		for j := range x {
 			for i := range aw {
-				x[j] += float64(row.Actions[k*aw+i]) * wad[i*p.Hidden+j]
+				x[j] += d[i] * wad[i*p.Hidden+j]
 			}
 		}
-		logits[k] = dense(geluAll(x), wo, p.Base[baseBo], 1)[0] + float64(row.Prior[k])
+		z[k] = dense(geluAll(x), wo, p.Base[baseBo], 1)[0]
+	}
+	return z, h
+}
+
+// forward returns log π over the row's legal actions, logits p + z_θ − z_base (θ) or p (ρ), and
+// h_ρ(s), the base encoder's.
+func (n *plainNet) forward(row PolicyRow) (logp, h []float64) {
+	zb, h := n.scores(row, false)
+	logits := make([]float64, row.Legal())
+	for k := range logits {
+		logits[k] = float64(row.Prior[k])
+	}
+	if n.theta {
+		zt, _ := n.scores(row, true)
+		for k := range logits {
+			logits[k] += zt[k] - zb[k]
+		}
 	}
 	return plainLogSoftmax(logits), h
 }
@@ -173,10 +211,14 @@ func TestPolicyNetInitThetaEqualsRho(t *testing.T) {
 	e := testEngine(t)
 	cfg := config.Policy{Hidden: 16, EncoderDim: 8, MaxLegalActions: 40, AdapterRank: 4, AdapterAlpha: 8}
 	p := NewPolicyNet(cfg, policy.StateWidth(3), 1)
-	for _, w := range append(p.Base[baseWo].Value, p.Base[baseBo].Value...) {
+	nonzero := 0
+	for _, w := range p.Base[baseWo].Value {
 		if w != 0 {
-			t.Fatal("base output layer not zero-initialised")
+			nonzero++
 		}
+	}
+	if nonzero != len(p.Base[baseWo].Value) {
+		t.Fatalf("base output layer: %d of %d weights nonzero; the adapter's gradient needs a random base", nonzero, len(p.Base[baseWo].Value))
 	}
 	rows := randomRows(p, 13, 30, 2)
 	s, err := p.Score(e, rows)

@@ -17,7 +17,7 @@ import (
 func testLearnerOptions() LearnerOptions {
 	return LearnerOptions{
 		Policy: smallPolicyCfg(), StateWidth: policy.StateWidth(2), TaskTypes: 2, ValueHidden: 8, ResidualHidden: 8,
-		Optimizer: config.Optimizer{AdapterLR: 1e-2, AdapterBeta1: 0.95, HeadsLR: 1e-2, HeadsBeta1: 0.9, Beta2: 0.999,
+		Optimizer: config.Optimizer{AdapterLR: 1e-2, AdapterBeta1: 0.95, HeadsLR: 1e-2, ResidualLR: 1e-2, HeadsBeta1: 0.9, Beta2: 0.999,
 			Epsilon: 1e-8, WeightDecay: 0.01, GradClip: 1},
 		Beta: 2, MeasuredFlows: true, FlowCorrections: true, ValueFitSteps: 3, ValueLossWeight: 1, ColdStart: 0.5, Seed: 5,
 		Comparison: config.Comparison{LogZLR: 0.1},
@@ -122,8 +122,8 @@ func denseGradient(t *testing.T, e *Engine, l *Learner, in UpdateInput, res *Upd
 	out, err := e.run(fmt.Sprintf("test/dense/%d/%d", B, tMax), func(x []*graph.Node) []*graph.Node {
 		m := graph.GreaterThan(x[3], graph.ScalarZero(x[3].Graph(), x[3].DType()))
 		base, ad, rw := x[11:20], x[20:29], x[29:33]
-		lt, _ := policyLogits(x[0], x[1], x[2], thetaWeights(base, ad, scale))
-		lr, _ := policyLogits(x[0], x[1], x[2], base)
+		lt := thetaLogits(x[0], x[1], x[2], base, ad, scale)
+		lr := x[2] // logits_ρ = p
 		pick := func(l *graph.Node) *graph.Node { return graph.ReduceSum(graph.Mul(maskedLogSoftmax(l, m), x[4]), 1) }
 		delta := graph.Sub(pick(lt), graph.StopGradient(pick(lr))) // [D]
 		resid := graph.Mul(headForward(x[5], rw, false), x[6])     // [D]

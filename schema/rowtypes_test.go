@@ -25,6 +25,8 @@ func TestRowTypesBindToTheirTables(t *testing.T) {
 		{Checkpoint, func() error { _, err := Build(Checkpoint, []CheckpointRow{{}}); return err }},
 		{UpdateMetrics, func() error { _, err := Build(UpdateMetrics, []UpdateMetricsRow{{}}); return err }},
 		{EvalResults, func() error { _, err := Build(EvalResults, []EvalRow{{}}); return err }},
+		{Probe, func() error { _, err := Build(Probe, []ProbeRow{{}}); return err }},
+		{ExactCurve, func() error { _, err := Build(ExactCurve, []ExactCurveRow{{}}); return err }},
 		{Ledger, func() error { _, err := Build(Ledger, []LedgerRow{{}}); return err }},
 		{Skills, func() error { _, err := Build(Skills, []SkillRow{{}}); return err }},
 		{Proposals, func() error { _, err := Build(Proposals, []ProposalRow{{}}); return err }},

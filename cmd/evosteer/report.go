@@ -40,6 +40,10 @@ what any LLM scores. Sections:
                    a run still in warm-up says so instead
   6 evaluation     eval/results.arrow as the paper's Table 1: IID and OOD blocks, mean +- std
                    over runs, Avg rows with sqrt(sum sigma_b^2)/n; absent until evosteer eval
+  7 probe          only when the run was probed (evosteer probe): per probed step, the expected
+                   reward at the first decision under rho, theta and the target pi*, theta's
+                   slope toward pi*, TV, coverage and KL, per family for the last probed step,
+                   with its verdict (limited by its target, or by optimisation)
 
 A step that is only partly written shows what it has. Then print where the report is.`,
 		Args: cobra.NoArgs,

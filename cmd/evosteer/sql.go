@@ -26,6 +26,7 @@ func newSQLCmd() *cobra.Command {
 decisions, scores, anchors, buckets, pairs, ledger, skills, proposals, ...), with every step and shard in
 one table and two leading columns: step (the step folder's number; 0 outside step folders) and
 stage (the folder the file came from; skills, for instance, is written by validate and author).
+The probe table (evosteer probe) has the probed step as step and probe as stage.
 Then run QUERY, or the query read from standard input, and print the result.
 
 With --run given several times, the runs' files load into the same tables and every table gains

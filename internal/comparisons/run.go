@@ -22,7 +22,7 @@ import (
 type Options struct {
 	Dir string // study folder: one run folder per variant and seed, the timings and the tables
 	// Config loads the base configuration of every run (the built-in one, or a file overlaid on
-	// it); the study then sets the seed, the ablation or objective and the scale below.
+	// it); the study then sets the seed, the ablation, objective or β and the scale below.
 	Config        func() (*config.Config, error)
 	Variants      []Variant
 	Seeds         int // runs per variant; seed k uses the base seed + k − 1
@@ -139,6 +139,9 @@ func runOne(ctx context.Context, o Options, s spec, logf func(string, ...any)) e
 	cfg.Batch.Tasks = o.Tasks
 	cfg.Tasks.TestPerFamily = o.TestPerFamily
 	cfg.Objective = s.variant.Objective
+	if s.variant.Beta != 0 {
+		cfg.AnchorTB.Beta = s.variant.Beta
+	}
 	if s.variant.Ablation != "" {
 		if err := cfg.Ablate(s.variant.Ablation); err != nil {
 			return err
@@ -173,7 +176,7 @@ func runOne(ctx context.Context, o Options, s spec, logf func(string, ...any)) e
 		return err
 	}
 	logf("%s: evaluating (%d runs)", s.name(), o.EvalRuns)
-	eo := evaluate.Options{Step: o.Steps, Runs: o.EvalRuns, SkipReference: s.variant.Name != Full, SearchPerFamily: o.SearchPerFamily}
+	eo := evaluate.Options{Step: o.Steps, Runs: o.EvalRuns, SkipReference: !s.variant.evaluatesReference(), SearchPerFamily: o.SearchPerFamily}
 	if s.variant.Name == Full {
 		eo.Paradigms = o.Paradigms
 	}
@@ -208,8 +211,8 @@ func openOrInit(ctx context.Context, dir string, cfg *config.Config, version str
 }
 
 // evaluated says whether the run's eval/results.arrow already holds what the study asks: the
-// trained policy of the last step with the requested number of runs, and in the full method's
-// runs ρ and the paradigms too.
+// trained policy of the last step with the requested number of runs, ρ too in the full method's
+// and the β study's runs, and the paradigms in the full method's.
 func evaluated(r *rundir.Run, o Options, s spec) (bool, error) {
 	path := filepath.Join(r.Dir, evaluate.Folder, evaluate.ResultsFile)
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
@@ -220,8 +223,10 @@ func evaluated(r *rundir.Run, o Options, s spec) (bool, error) {
 		return false, err
 	}
 	want := map[string]bool{evaluate.EvoSteer: true}
-	if s.variant.Name == Full {
+	if s.variant.evaluatesReference() {
 		want[evaluate.Reference] = true
+	}
+	if s.variant.Name == Full {
 		for _, p := range o.Paradigms {
 			want[p] = true
 		}

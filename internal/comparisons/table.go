@@ -27,12 +27,14 @@ import (
 const (
 	Table2File     = "table2.md"
 	ObjectivesFile = "objectives.md"
+	BetaFile       = "beta.md"
 )
 
-// Tables are the study's two Markdown tables.
+// Tables are the study's three Markdown tables.
 type Tables struct {
 	Table2     string // paper Table 2: paradigms and ablations against the full method
 	Objectives string // paper Figure 4a: objectives with update cost
+	Beta       string // the β study: θ against ρ at each anchortb.beta
 }
 
 // score is one seed's value of a cell.
@@ -44,10 +46,11 @@ type score struct {
 
 // study is what the tables are made of: per row key (variant for the trained policy, policy name
 // for ρ and the paradigms of the full runs) and benchmark (or avg_iid, avg_ood), the seeds'
-// scores; and per variant its update cost.
+// scores; per variant its update cost; and the β study's rows.
 type study struct {
 	cells     map[[2]string][]score
 	cost      map[string]*cost
+	betas     []betaRow
 	iid, ood  []string
 	seeds     int
 	steps     int
@@ -59,22 +62,43 @@ type cost struct {
 	updateMS                                     []float64 // measured update stage walls
 }
 
-// WriteTables reads the runs of a study with DuckDB (comparison_scores.sql and
-// comparison_update_cost.sql over eval_results and update_metrics of every run folder) and the
-// study's timings, and writes table2.md and objectives.md into the study folder.
+// betaRow is one β of the β study (comparison_beta.sql): the (seed, evaluation run) pairs of θ
+// and ρ and, per block (IID, OOD), their means and the paired difference.
+type betaRow struct {
+	beta   float64
+	pairs  int64
+	blocks [2]betaBlock
+}
+
+type betaBlock struct{ theta, rho, diff, diffStd float64 }
+
+// blocks are the benchmark blocks in the order of the tables' columns.
+var blocks = [2]string{"iid", "ood"}
+
+// WriteTables reads the runs of a study with DuckDB (comparison_scores.sql,
+// comparison_update_cost.sql and comparison_beta.sql over eval_results and update_metrics of
+// every run folder) and the study's timings, and writes table2.md, objectives.md and beta.md
+// into the study folder.
 func WriteTables(ctx context.Context, studyDir string, runDirs []string) (*Tables, error) {
 	s, err := load(ctx, studyDir, runDirs)
 	if err != nil {
 		return nil, err
 	}
-	t := &Tables{Table2: s.table2(), Objectives: s.objectives()}
-	if err := atomicfile.WriteBytes(filepath.Join(studyDir, Table2File), []byte(t.Table2), 0o644); err != nil {
-		return nil, err
-	}
-	if err := atomicfile.WriteBytes(filepath.Join(studyDir, ObjectivesFile), []byte(t.Objectives), 0o644); err != nil {
-		return nil, err
+	t := &Tables{Table2: s.table2(), Objectives: s.objectives(), Beta: s.betaTable()}
+	for _, f := range []struct{ name, text string }{{Table2File, t.Table2}, {ObjectivesFile, t.Objectives}, {BetaFile, t.Beta}} {
+		if err := atomicfile.WriteBytes(filepath.Join(studyDir, f.name), []byte(f.text), 0o644); err != nil {
+			return nil, err
+		}
 	}
 	return t, nil
+}
+
+// variantOf is the variant of a study run's name "<variant>-s<seed>".
+func variantOf(run string) string {
+	if i := strings.LastIndex(run, "-s"); i >= 0 {
+		return run[:i]
+	}
+	return run
 }
 
 func load(ctx context.Context, studyDir string, runDirs []string) (*study, error) {
@@ -101,11 +125,12 @@ func load(ctx context.Context, studyDir string, runDirs []string) (*study, error
 		return nil, err
 	}
 	defer db.Close()
-	if _, err := db.LoadRuns(ctx, runDirs, duck.RunLabels(runDirs), []string{"eval_results", "update_metrics"}); err != nil {
+	runLabels := duck.RunLabels(runDirs)
+	if _, err := db.LoadRuns(ctx, runDirs, runLabels, []string{"eval_results", "update_metrics"}); err != nil {
 		return nil, err
 	}
 	seeds := map[int]bool{}
-	err = query(ctx, db, "comparison_scores", func(rec arrow.RecordBatch) error {
+	err = query(ctx, db, "comparison_scores", nil, func(rec arrow.RecordBatch) error {
 		variants, e1 := schema.Column[*array.String](rec, "variant")
 		seedCol, e2 := schema.Column[*array.Int32](rec, "seed")
 		policies, e3 := schema.Column[*array.String](rec, "policy")
@@ -120,8 +145,11 @@ func load(ctx context.Context, studyDir string, runDirs []string) (*study, error
 			variant, policy, seed := strings.Clone(variants.Value(i)), strings.Clone(policies.Value(i)), int(seedCol.Value(i))
 			key := variant
 			if policy != evaluate.EvoSteer {
+				if v, _ := lookup(variant); policy == evaluate.Reference && v.Beta != 0 {
+					continue // the β study's own ρ: beta.md (comparison_beta.sql)
+				}
 				if variant != Full {
-					return fmt.Errorf("policy %s evaluated in run %s-s%d (only the full method's runs evaluate it)", policy, variant, seed)
+					return fmt.Errorf("policy %s evaluated in run %s-s%d (only the full method's runs evaluate it, and ρ the β study's)", policy, variant, seed)
 				}
 				key = policy
 			}
@@ -135,7 +163,7 @@ func load(ctx context.Context, studyDir string, runDirs []string) (*study, error
 		return nil, err
 	}
 	s.seeds = len(seeds)
-	err = query(ctx, db, "comparison_update_cost", func(rec arrow.RecordBatch) error {
+	err = query(ctx, db, "comparison_update_cost", nil, func(rec arrow.RecordBatch) error {
 		variants, e1 := schema.Column[*array.String](rec, "variant")
 		rows, e2 := schema.Column[*array.Float64](rec, "rows_per_episode")
 		steps, e3 := schema.Column[*array.Float64](rec, "policy_steps")
@@ -164,12 +192,63 @@ func load(ctx context.Context, studyDir string, runDirs []string) (*study, error
 		if err != nil {
 			return nil, err
 		}
-		v := name[:strings.LastIndex(name, "-s")]
-		if s.cost[v] != nil {
-			s.cost[v].updateMS = append(s.cost[v].updateMS, ms...)
+		if c := s.cost[variantOf(name)]; c != nil {
+			c.updateMS = append(c.updateMS, ms...)
 		}
 	}
+	if s.betas, err = loadBetas(ctx, db, runDirs, runLabels); err != nil {
+		return nil, err
+	}
 	return s, nil
+}
+
+// loadBetas runs comparison_beta.sql over the β study's runs — those that evaluate ρ: the full
+// method's and the beta-<β> variants' — each with the anchortb.beta of its run.yaml.
+func loadBetas(ctx context.Context, db *duck.DB, runDirs, runLabels []string) ([]betaRow, error) {
+	var runs []string
+	var betas []float64
+	for i, d := range runDirs {
+		if v, ok := lookup(variantOf(filepath.Base(d))); !ok || !v.evaluatesReference() {
+			continue
+		}
+		r, err := rundir.Open(d)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, runLabels[i])
+		betas = append(betas, r.Config.AnchorTB.Beta)
+	}
+	var rows []betaRow
+	err := query(ctx, db, "comparison_beta", map[string]any{"runs": runs, "betas": betas}, func(rec arrow.RecordBatch) error {
+		beta, e1 := schema.Column[*array.Float64](rec, "beta")
+		pairs, e2 := schema.Column[*array.Int64](rec, "pairs")
+		unpaired, e3 := schema.Column[*array.String](rec, "unpaired")
+		errs := []error{e1, e2, e3}
+		var stats [len(blocks)][4]*array.Float64 // θ, ρ, θ − ρ, its std
+		for b, block := range blocks {
+			for k, name := range []string{"theta", "rho", "diff", "diff_std"} {
+				var err error
+				stats[b][k], err = schema.Column[*array.Float64](rec, name+"_"+block)
+				errs = append(errs, err)
+			}
+		}
+		if err := errors.Join(errs...); err != nil {
+			return err
+		}
+		for i := range int(rec.NumRows()) {
+			if u := unpaired.Value(i); u != "" {
+				return fmt.Errorf("β = %g: θ evaluated without ρ in the same evaluation run in %s (the β study pairs them within a run: run the study again to evaluate ρ)", beta.Value(i), u)
+			}
+			row := betaRow{beta: beta.Value(i), pairs: pairs.Value(i)}
+			for b := range blocks {
+				c := stats[b]
+				row.blocks[b] = betaBlock{c[0].Value(i), c[1].Value(i), c[2].Value(i), c[3].Value(i)}
+			}
+			rows = append(rows, row)
+		}
+		return nil
+	})
+	return rows, err
 }
 
 // readUpdateTimings returns the update stage walls (ms) of a run's timings file (none when the
@@ -202,9 +281,9 @@ func readUpdateTimings(path string) ([]float64, error) {
 	return ms, sc.Err()
 }
 
-// query runs an embedded SQL file and calls batch for every result batch.
-func query(ctx context.Context, db *duck.DB, file string, batch func(arrow.RecordBatch) error) error {
-	rr, err := db.RunFile(ctx, file, nil)
+// query runs an embedded SQL file with its parameters and calls batch for every result batch.
+func query(ctx context.Context, db *duck.DB, file string, params map[string]any, batch func(arrow.RecordBatch) error) error {
+	rr, err := db.RunFile(ctx, file, params)
 	if err != nil {
 		return err
 	}
@@ -260,8 +339,14 @@ func (s *study) cell(key, benchmark string) string {
 		return "—"
 	}
 	m, _ := meanStd(xs)
-	return fmt.Sprintf("%.2f", round2(m))
+	return points(m)
 }
+
+// points prints a score in points with the two decimals shown.
+func points(x float64) string { return fmt.Sprintf("%.2f", round2(x)) }
+
+// diffCell prints a difference, signed, with its std.
+func diffCell(m, sd float64) string { return fmt.Sprintf("%+.2f ± %.2f", round2(m), round2(sd)) }
 
 // round2 rounds to the two decimals shown, without a negative zero: a difference of −1e-15
 // prints as +0.00, not −0.00.
@@ -284,7 +369,7 @@ func (s *study) deltaCell(key, block string) string {
 	if !ok {
 		return "—"
 	}
-	return fmt.Sprintf("%+.2f ± %.2f", round2(m), round2(sd))
+	return diffCell(m, sd)
 }
 
 func (s *study) caption() string {
@@ -297,8 +382,7 @@ func (s *study) table2() string {
 	b.WriteString("# Component ablation and paradigm comparison (paper Table 2, simulated)\n\n")
 	b.WriteString(s.caption())
 	header := append(append(append([]string{"Variant"}, s.iid...), s.ood...), "IID avg", "OOD avg", "Δ IID vs full", "Δ OOD vs full")
-	b.WriteString("| " + strings.Join(header, " | ") + " |\n")
-	b.WriteString("|" + strings.Repeat("---|", len(header)) + "\n")
+	writeHeader(&b, header)
 	benchmarks := append(append([]string{}, s.iid...), s.ood...)
 	row := func(key string) string {
 		if !slices.ContainsFunc(benchmarks, func(bm string) bool { return len(s.cells[[2]string{key, bm}]) > 0 }) {
@@ -309,7 +393,7 @@ func (s *study) table2() string {
 			cells = append(cells, s.cell(key, bm))
 		}
 		cells = append(cells, s.avgCell(key, "iid"), s.avgCell(key, "ood"), s.deltaCell(key, "iid"), s.deltaCell(key, "ood"))
-		return "| " + strings.Join(cells, " | ") + " |\n"
+		return mdRow(cells)
 	}
 	// section writes its title and rows, or nothing when none of its variants ran.
 	section := func(title string, keys ...string) {
@@ -337,8 +421,7 @@ func (s *study) objectives() string {
 	b.WriteString(s.caption())
 	b.WriteString("Update cost: wall milliseconds of the update stage per trained episode and seconds per step (measured while the study ran its runs side by side on this machine's CPU, so compare ratios within this table), and the deterministic work: network rows evaluated per episode (forward and gradient rows of the policy, head rows). Tokens / OOD problem: executor tokens per OOD test task.\n\n")
 	header := append(append([]string{"Objective"}, s.ood...), "OOD avg", "IID avg", "Δ OOD vs AnchorTB", "update ms / episode", "update s / step", "rows / episode", "tokens / OOD problem")
-	b.WriteString("| " + strings.Join(header, " | ") + " |\n")
-	b.WriteString("|" + strings.Repeat("---|", len(header)) + "\n")
+	writeHeader(&b, header)
 	for _, key := range []string{evaluate.Reference, "ppo", "grpo", "tb", "ttb", Full} {
 		if len(s.cells[[2]string{key, "avg_ood"}]) == 0 {
 			continue
@@ -376,7 +459,33 @@ func (s *study) objectives() string {
 			tok += x.tokens / float64(len(xs))
 		}
 		cells = append(cells, fmt.Sprintf("%.0f", tok))
-		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+		b.WriteString(mdRow(cells))
 	}
 	return b.String()
 }
+
+// betaTable is beta.md: per β, θ and ρ of the same run folders and their paired difference.
+func (s *study) betaTable() string {
+	var b strings.Builder
+	b.WriteString("# AnchorTB's temperature β: the trained policy against the reference (simulated)\n\n")
+	fmt.Fprintf(&b, "Simulated world (internal/sim), reduced scale: %d training steps per run, %d seed(s). Each row is the full method trained at that anchortb.beta (the configuration's β: the full method's runs; the others: the variants beta-<β>), with θ of the last step and the untrained reference ρ evaluated in the same run folder on the same %d test tasks per benchmark, with the same episode seeds and skill menus (ρ differs between rows only through the run's skill library). θ and ρ: mean over (seed, evaluation run) of the block average (points); θ − ρ: the paired difference, mean ± std over those pairs; pairs: seeds × evaluation runs.\n\n",
+		s.steps, s.seeds, s.testTasks)
+	writeHeader(&b, []string{"β", "θ IID avg", "ρ IID avg", "θ − ρ IID", "θ OOD avg", "ρ OOD avg", "θ − ρ OOD", "pairs"})
+	for _, r := range s.betas {
+		cells := []string{fmt.Sprintf("%g", r.beta)}
+		for _, bl := range r.blocks {
+			cells = append(cells, points(bl.theta), points(bl.rho), diffCell(bl.diff, bl.diffStd))
+		}
+		b.WriteString(mdRow(append(cells, strconv.FormatInt(r.pairs, 10))))
+	}
+	return b.String()
+}
+
+// writeHeader writes a Markdown table's header and separator rows.
+func writeHeader(b *strings.Builder, header []string) {
+	b.WriteString(mdRow(header))
+	b.WriteString("|" + strings.Repeat("---|", len(header)) + "\n")
+}
+
+// mdRow is one Markdown table row.
+func mdRow(cells []string) string { return "| " + strings.Join(cells, " | ") + " |\n" }

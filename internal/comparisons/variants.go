@@ -2,6 +2,7 @@ package comparisons
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/evosteer/evosteer-go/internal/config"
@@ -10,16 +11,27 @@ import (
 
 // Variant is one trained configuration of the study.
 type Variant struct {
-	Name      string // run folder prefix and row key: "full", an ablation name or an objective name
-	Ablation  string // the ablation switched on ("" for none)
-	Objective string // the training objective (config.Objectives)
+	Name      string  // run folder prefix and row key: "full", an ablation or objective name, "beta-<β>"
+	Ablation  string  // the ablation switched on ("" for none)
+	Objective string  // the training objective (config.Objectives)
+	Beta      float64 // anchortb.beta of the run (0: the configuration's)
 }
 
 // Full is the full method's variant key; its runs also evaluate ρ and the fixed paradigms.
 const Full = "full"
 
-// Variants are the full method, the eight ablations (paper appendix D order) and the four other
-// objectives (Figure 4a).
+// BetaStudy are the temperatures β of the β study's runs besides the full method's own (the
+// configuration's anchortb.beta, 2 by default).
+var BetaStudy = []float64{4, 6}
+
+// evaluatesReference says whether the variant's runs evaluate ρ besides θ: the full method's
+// (ρ's rows of Table 2 and Figure 4a) and the β study's, whose θ − ρ is paired within the run
+// folder — same tasks, episode seeds and skill menus (a run's ρ plays with the run's own library,
+// which depends on its training).
+func (v Variant) evaluatesReference() bool { return v.Name == Full || v.Beta != 0 }
+
+// Variants are the full method, the eight ablations (paper appendix D order), the four other
+// objectives (Figure 4a) and the full method at the β study's temperatures.
 func Variants() []Variant {
 	vs := []Variant{{Name: Full, Objective: "anchortb"}}
 	for _, a := range config.Ablations {
@@ -30,7 +42,20 @@ func Variants() []Variant {
 			vs = append(vs, Variant{Name: o, Objective: o})
 		}
 	}
+	for _, b := range BetaStudy {
+		vs = append(vs, Variant{Name: fmt.Sprintf("beta-%g", b), Objective: "anchortb", Beta: b})
+	}
 	return vs
+}
+
+// lookup is the variant of that name.
+func lookup(name string) (Variant, bool) {
+	all := Variants()
+	i := slices.IndexFunc(all, func(v Variant) bool { return v.Name == name })
+	if i < 0 {
+		return Variant{}, false
+	}
+	return all[i], true
 }
 
 // Select keeps the named variants (all when names is empty); the full method is always kept,
@@ -51,11 +76,7 @@ func Select(names []string) ([]Variant, error) {
 		}
 	}
 	for _, n := range names {
-		found := false
-		for _, v := range all {
-			found = found || v.Name == n
-		}
-		if !found {
+		if _, found := lookup(n); !found {
 			known := make([]string, len(all))
 			for i, v := range all {
 				known[i] = v.Name

@@ -131,6 +131,7 @@ type Optimizer struct {
 	AdapterLR    float64 `yaml:"adapter_lr" json:"adapter_lr"`
 	AdapterBeta1 float64 `yaml:"adapter_beta1" json:"adapter_beta1"`
 	HeadsLR      float64 `yaml:"heads_lr" json:"heads_lr"`
+	ResidualLR   float64 `yaml:"residual_lr" json:"residual_lr"`
 	HeadsBeta1   float64 `yaml:"heads_beta1" json:"heads_beta1"`
 	Beta2        float64 `yaml:"beta2" json:"beta2"`
 	Epsilon      float64 `yaml:"epsilon" json:"epsilon"`

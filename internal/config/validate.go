@@ -164,6 +164,7 @@ func (c *Config) validate(name string, file *ast.File) error {
 	k.positive("optimizer.adapter_lr", o.AdapterLR)
 	k.floatIn("optimizer.adapter_beta1", o.AdapterBeta1, 0, 1, false, true)
 	k.positive("optimizer.heads_lr", o.HeadsLR)
+	k.positive("optimizer.residual_lr", o.ResidualLR)
 	k.floatIn("optimizer.heads_beta1", o.HeadsBeta1, 0, 1, false, true)
 	k.floatIn("optimizer.beta2", o.Beta2, 0, 1, false, true)
 	k.positive("optimizer.epsilon", o.Epsilon)

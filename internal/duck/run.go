@@ -24,7 +24,8 @@ var stepFolder = regexp.MustCompile(`^step-(\d+)$`)
 
 // LoadRun loads every Arrow file under a run folder into one table per schema name (shards
 // and steps together), with two leading columns: step (the step-NNNNNN folder's number, 0 for
-// files outside step folders, such as tasks/) and stage (the folder the file is in). When
+// files outside step folders, such as tasks/) and stage (the folder the file is in; for a
+// tool's per-step folder TOOL/step-NNNNNN/, such as the probe's, step NNNNNN and stage TOOL). When
 // tables is not empty, only those tables are loaded. A table no file holds is simply absent.
 func (db *DB) LoadRun(ctx context.Context, dir string, tables []string) ([]LoadedTable, error) {
 	loaded := map[string]*LoadedTable{}
@@ -110,6 +111,10 @@ func (db *DB) loadRun(ctx context.Context, dir string, label *string, tables []s
 		if m := stepFolder.FindStringSubmatch(parts[0]); m != nil && len(parts) > 2 {
 			step, _ = strconv.ParseInt(m[1], 10, 64)
 			stage = parts[1]
+		} else if len(parts) > 2 {
+			if m := stepFolder.FindStringSubmatch(parts[1]); m != nil {
+				step, _ = strconv.ParseInt(m[1], 10, 64)
+			}
 		}
 		with := []Column{{Name: "step", Value: step}, {Name: "stage", Value: stage}}
 		if label != nil {

@@ -63,6 +63,21 @@ func LatestStep(r *rundir.Run) int {
 	}
 }
 
+// Frozen is what a step leaves to be played with: the learner of step (θ with its published
+// value head; step 0's is the untrained learner, π_θ = ρ) and the skill library after step (the
+// one the rollout of step+1 freezes; its Menu(family) is a task's menu).
+func Frozen(r *rundir.Run, step int) (*gpu.Learner, *skills.Library, error) {
+	l, err := learner.Load(r, step)
+	if err != nil {
+		return nil, nil, err
+	}
+	lib, err := skills.LoadLibrary(r, step+1)
+	if err != nil {
+		return nil, nil, err
+	}
+	return l, lib, nil
+}
+
 // Run evaluates the run's policies on its test split and writes eval/.
 func Run(ctx context.Context, r *rundir.Run, o Options) ([]schema.EvalRow, error) {
 	cfg := r.Config
@@ -76,15 +91,11 @@ func Run(ctx context.Context, r *rundir.Run, o Options) ([]schema.EvalRow, error
 	if err != nil {
 		return nil, err
 	}
-	theta, err := learner.Load(r, o.Step)
+	theta, lib, err := Frozen(r, o.Step)
 	if err != nil {
 		return nil, err
 	}
 	rho, err := learner.Load(r, 0)
-	if err != nil {
-		return nil, err
-	}
-	lib, err := skills.LoadLibrary(r, o.Step+1)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/skills"
+	"github.com/evosteer/evosteer-go/stages/probe"
 )
 
 // Report is everything the report shows, rendered to HTML and Markdown by Write.
@@ -90,6 +91,17 @@ func Build(r *rundir.Run) (*Report, error) {
 		f, err := build()
 		if err != nil {
 			return nil, fmt.Errorf("report: %s: %w", f.ID, err)
+		}
+		rep.Sections = append(rep.Sections, f)
+	}
+	probed, err := probe.Steps(r)
+	if err != nil {
+		return nil, fmt.Errorf("report: %s: %w", IDProbe, err)
+	}
+	if len(probed) > 0 {
+		f, err := probeSection(r, probed)
+		if err != nil {
+			return nil, fmt.Errorf("report: %s: %w", IDProbe, err)
 		}
 		rep.Sections = append(rep.Sections, f)
 	}

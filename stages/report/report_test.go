@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,6 +16,7 @@ import (
 	"github.com/evosteer/evosteer-go/internal/skills"
 	"github.com/evosteer/evosteer-go/schema"
 	"github.com/evosteer/evosteer-go/stages/aggregate"
+	"github.com/evosteer/evosteer-go/stages/probe"
 	"github.com/evosteer/evosteer-go/stages/update"
 )
 
@@ -249,5 +251,48 @@ func TestBuildWithoutRolloutsFails(t *testing.T) {
 	}
 	if _, err := Build(r); err == nil || !strings.Contains(err.Error(), "evosteer rollout --run") {
 		t.Errorf("error %v", err)
+	}
+}
+
+// Probed steps add the probe section: the overall row of each probed step, per family for the
+// last, and the last step's verdict in the caption.
+func TestProbeSection(t *testing.T) {
+	r := synthRun(t)
+	rows := func(logTheta func(lr, lp float64) float64) []schema.ProbeRow {
+		var out []schema.ProbeRow
+		for _, family := range []string{"medqa", "hotpotqa"} {
+			// ρ = (½, ½), m = (0.2, 0.6), β = ln 2: U = (1.2, 1.6), π* = (3/7, 4/7).
+			for a, m := range []float64{0.2, 0.6} {
+				p := []float64{3.0 / 7, 4.0 / 7}[a]
+				lt := logTheta(math.Log(0.5), math.Log(p))
+				out = append(out, schema.ProbeRow{TaskID: family + "/t", Family: family, ActionIndex: int32(a), Role: []string{"solver", "planner"}[a],
+					Beta: math.Ln2, Rho: 0.5, Theta: math.Exp(lt), PiStar: p, LogRho: math.Log(0.5), LogTheta: lt, U: 1 + m, MeanReward: m, Continuations: 8})
+			}
+		}
+		return out
+	}
+	for step, lt := range map[int]func(lr, lp float64) float64{1: func(lr, _ float64) float64 { return lr }, 3: func(_, lp float64) float64 { return lp }} {
+		write(t, schema.WriteRows(schema.Probe, filepath.Join(probe.StepDir(r, step), probe.TableFile), schema.Lineage{Run: r.Name, Step: step, Stage: probe.Folder}, rows(lt)))
+	}
+	rep, err := Build(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := section(t, rep, IDProbe)
+	if f.Table == nil || len(f.Table.Rows) != 4 {
+		t.Fatalf("probe table %+v", f.Table)
+	}
+	md := f.Table.Markdown()
+	for _, want := range []string{
+		"| **1** | **all** | **2** | **40.00** | **+0.00** | **+2.86** | **+20.00** | **0.000** | **0.0714** | **0.0714** | **0.000** |",
+		"| 3 | medqa | 1 | 40.00 | +2.86 | +2.86 | +20.00 | 1.000 | 0.0000 | 0.0714 | 1.000 | 0.0000 |",
+		"| **3** | **all** | **2** |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("probe table lacks %q:\n%s", want, md)
+		}
+	}
+	if !strings.Contains(f.Caption, "Steps 1, 3 probed") || !strings.Contains(f.Caption, "θ is limited by its target") {
+		t.Errorf("caption %s", f.Caption)
 	}
 }

@@ -7,15 +7,16 @@ import (
 	"github.com/evosteer/evosteer-go/gpu"
 	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/executor"
+	"github.com/evosteer/evosteer-go/internal/orchestra"
 	"github.com/evosteer/evosteer-go/internal/policy"
 	"github.com/evosteer/evosteer-go/internal/skills"
 	"github.com/evosteer/evosteer-go/internal/tasks"
 	"github.com/evosteer/evosteer-go/schema"
 )
 
-// Job is one episode to play outside a training step (evaluation, workflow search): a task, the
-// episode's id and seed, and who decides — the learner's network (Script nil: π_θ when Theta,
-// else π_ρ, shown the published value head) or a scripted policy (a fixed paradigm).
+// Job is one episode to play outside a training step (evaluation, workflow search, the probe):
+// a task, the episode's id and seed, and who decides — the learner's network (Script nil: π_θ
+// when Theta, else π_ρ, shown the published value head) or a scripted policy (a fixed paradigm).
 type Job struct {
 	Task   tasks.Task
 	ID     string
@@ -24,6 +25,11 @@ type Job struct {
 	Theta  bool
 	Script policy.Policy
 	Menu   skills.Menu // the frozen skill menu of the task's family
+	// First, when set, forces the episode's first action exactly as a paired arm's is forced:
+	// taken with certainty (the decision row is marked forced, behaviour log-prob 0), the rest
+	// of the episode decided as above. When it is not among the first decision's legal actions
+	// the episode ends unhealthy, with no decision row, saying so.
+	First *orchestra.Action
 }
 
 // Played is everything one episode produced.
@@ -43,6 +49,10 @@ func Play(ctx context.Context, cfg *config.Config, exec executor.Executor, l *gp
 			return nil, errors.New("play: a network job needs a learner and an engine")
 		}
 		js[i] = job{task: j.Task, source: j.Source, id: j.ID, seed: j.Seed, order: i, theta: j.Theta, script: j.Script, menu: j.Menu}
+		if j.First != nil {
+			first := *j.First
+			js[i].first = &first
+		}
 	}
 	if l == nil {
 		l = &gpu.Learner{} // no network job asks it anything

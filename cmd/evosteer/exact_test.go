@@ -1,0 +1,50 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/evosteer/evosteer-go/schema"
+)
+
+// `evosteer exact` on a tiny world: one curve row per objective and step (step 0 included) in
+// curve.arrow, a verdict per objective in curve.md and on stdout; an unknown objective or a world
+// too small to have a choice is refused before anything is written.
+func TestExactCommand(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "exact")
+	text, err := run(t, "", "exact", "--objectives", "anchortb,tb", "--steps", "2", "--families", "1", "--tasks", "2", "--roles", "2", "--out", out)
+	if err != nil {
+		t.Fatalf("exact: %v\n%s", err, text)
+	}
+	rows, err := schema.ReadFile[schema.ExactCurveRow](schema.ExactCurve, filepath.Join(out, "curve.arrow"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 6 || rows[0].Objective != "anchortb" || rows[0].Step != 0 || rows[5].Objective != "tb" || rows[5].Step != 2 {
+		t.Fatalf("curve rows: %+v", rows)
+	}
+	if rows[0].TV != rows[0].TVRho || rows[0].TV <= 0 {
+		t.Fatalf("step 0: θ = ρ, so TV(θ, P*) = TV(ρ, P*) > 0; got %v and %v", rows[0].TV, rows[0].TVRho)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "curve.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"- **anchortb**: ", "- **tb**: ", "| tb | 2 |"} {
+		if !strings.Contains(string(md), want) || !strings.Contains(text, want) {
+			t.Fatalf("curve.md and the output should hold %q:\n%s", want, md)
+		}
+	}
+	for _, bad := range [][]string{{"--objectives", "sgd"}, {"--roles", "1"}} {
+		dir := filepath.Join(t.TempDir(), "bad")
+		args := append([]string{"exact", "--steps", "1", "--out", dir}, bad...)
+		if _, err := run(t, "", args...); err == nil {
+			t.Fatalf("%v was accepted", bad)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Fatalf("%v: %s was created", bad, dir)
+		}
+	}
+}

@@ -1,0 +1,49 @@
+//go:build duckdb_arrow
+
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/evosteer/evosteer-go/internal/rundir"
+	"github.com/evosteer/evosteer-go/internal/runtest"
+	"github.com/evosteer/evosteer-go/stages/probe"
+)
+
+// `evosteer probe` on a small run: it prints the summary, writes the step's folder, and the
+// table is queried by `evosteer sql` with the probed step in the step column; a step without a
+// checkpoint says what to run first.
+func TestProbeCommand(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "demo")
+	if _, err := run(t, "", "init", "--run", dir); err != nil {
+		t.Fatal(err)
+	}
+	r, err := rundir.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtest.Untrained(t, r, 1) // step 1's learner (still π_θ = ρ) and its author's empty library
+	out, err := run(t, "", "probe", "--run", dir, "--step", "1", "--tasks", "2", "--continuations", "2")
+	if err != nil {
+		t.Fatalf("probe: %v\n%s", err, out)
+	}
+	for _, want := range []string{"# Probe of step 1", "2 training tasks", "**Verdict.** θ is limited by optimisation", "| **all** | 2 |",
+		"probe: 2/2 tasks", filepath.Join(dir, probe.Folder, "step-000001")} {
+		if !strings.Contains(out, want) {
+			t.Errorf("probe output lacks %q:\n%s", want, out)
+		}
+	}
+	out, err = run(t, "", "sql", "--run", dir, "--format", "csv",
+		"SELECT step, stage, count(DISTINCT task_id) AS tasks, bool_and(theta = rho) AS untrained FROM probe GROUP BY ALL")
+	if err != nil || out != "step,stage,tasks,untrained\n1,probe,2,true\n" {
+		t.Fatalf("sql over the probe table: %v\n%q", err, out)
+	}
+	if out, err := run(t, "", "probe", "--run", dir, "--step", "2"); err == nil || !strings.Contains(err.Error(), "evosteer train --run "+dir+" --steps 2") {
+		t.Fatalf("probe of an untrained step: %v\n%s", err, out)
+	}
+	if _, err := run(t, "", "probe", "--run", dir); err == nil || !strings.Contains(err.Error(), "--step") {
+		t.Fatalf("probe without --step: %v", err)
+	}
+}

@@ -1,0 +1,82 @@
+package exact
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/evosteer/evosteer-go/schema"
+)
+
+// TargetTV is the distance to P* below which an objective whose fixed point is P* (anchortb, tb)
+// is said to reach it.
+const TargetTV = 0.05
+
+// Verdict says whether a curve ends where the objective's fixed point lies: at P* for anchortb
+// and tb (last TV below TargetTV); away from P* toward the reward maximum for ppo and grpo (their
+// best expected reward above P*'s, and the last TV to P* above ρ's: they are not heading for
+// P*). ttb has no fixed point in P* terms.
+func Verdict(objective string, curve []Point) string {
+	last, peak := curve[len(curve)-1], curve[0]
+	for _, p := range curve {
+		if p.RewardTheta > peak.RewardTheta {
+			peak = p
+		}
+	}
+	switch objective {
+	case "anchortb", "tb":
+		if last.TV < TargetTV {
+			return fmt.Sprintf("reaches P*: TV %.4f < %.2f (ρ %.4f)", last.TV, TargetTV, last.TVRho)
+		}
+		return fmt.Sprintf("does NOT reach P*: TV %.4f ≥ %.2f (ρ %.4f)", last.TV, TargetTV, last.TVRho)
+	case "ppo", "grpo":
+		what := "goes past P* toward the reward maximum"
+		if !(peak.RewardTheta > last.RewardTarget && last.TV > last.TVRho) {
+			what = "does NOT go past P* toward the reward maximum"
+		}
+		return fmt.Sprintf("%s: best reward %.3f at step %d, %.3f at the end (P* %.3f, max %.3f); TV to P* %.4f (ρ %.4f)",
+			what, peak.RewardTheta, peak.Step, last.RewardTheta, last.RewardTarget, last.RewardMax, last.TV, last.TVRho)
+	}
+	return fmt.Sprintf("TV to P* %.4f, reward %.3f (P* %.3f, max %.3f)", last.TV, last.RewardTheta, last.RewardTarget, last.RewardMax)
+}
+
+// Rows are a curve as exact_curve rows.
+func Rows(objective string, curve []Point) []schema.ExactCurveRow {
+	out := make([]schema.ExactCurveRow, len(curve))
+	for i, p := range curve {
+		out[i] = schema.ExactCurveRow{Objective: objective, Step: int64(p.Step), TV: p.TV, TVRho: p.TVRho, MissMax: p.MissMax,
+			RewardTheta: p.RewardTheta, RewardTarget: p.RewardTarget, RewardRho: p.RewardRho, RewardMax: p.RewardMax,
+			Loss: p.Loss, LossRho: p.LossRho, GradNorm: p.GradNorm, AbsLogRatio: p.AbsLogRatio}
+	}
+	return out
+}
+
+// Markdown is the summary table of several objectives' curves: TV to P* and expected reward at a
+// few steps, and the verdict.
+func Markdown(objectives []string, curves [][]Point) string {
+	var b strings.Builder
+	b.WriteString("| objective | step | TV(θ, P*) | TV(ρ, P*) | P(below best) | reward θ | reward P* | reward ρ | reward max |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for i, obj := range objectives {
+		c := curves[i]
+		for _, k := range checkpoints(len(c) - 1) {
+			p := c[k]
+			fmt.Fprintf(&b, "| %s | %d | %.4f | %.4f | %.3f | %.3f | %.3f | %.3f | %.3f |\n", obj, p.Step, p.TV, p.TVRho, p.MissMax, p.RewardTheta, p.RewardTarget, p.RewardRho, p.RewardMax)
+		}
+	}
+	b.WriteString("\n")
+	for i, obj := range objectives {
+		fmt.Fprintf(&b, "- **%s**: %s\n", obj, Verdict(obj, curves[i]))
+	}
+	return b.String()
+}
+
+// checkpoints are the steps the table shows: 0, quarters of the run, the last.
+func checkpoints(last int) []int {
+	var out []int
+	for _, k := range []int{0, last / 4, last / 2, 3 * last / 4, last} {
+		if len(out) == 0 || out[len(out)-1] != k {
+			out = append(out, k)
+		}
+	}
+	return out
+}

@@ -1,0 +1,45 @@
+package schema
+
+// Probe has one row per (task, legal first action) of a probe of θ against its target (written
+// by `evosteer probe` into probe/step-NNNNNN/probe.arrow, lineage step = the probed learner's
+// step): at the task's first decision, the reference's and the learner's probabilities of the
+// action, the action's value U(a) = E_ρ[R_β | first action a] estimated by forcing it and
+// continuing with ρ, and the one-step tilted target π*(a) ∝ ρ(a)·U(a).
+var Probe = declare("probe", 1,
+	field("task_id", utf8),
+	field("family", utf8),
+	field("action_index", i32), // position among the first decision's legal actions
+	field("action_json", utf8), // the action, canonical JSON
+	field("role", utf8),        // the ADD_AGENT role, or the action kind for other actions
+	field("beta", f64),         // the run's anchortb.beta
+	field("rho", f64),          // π_ρ(a) over the legal actions
+	field("theta", f64),        // π_θ(a) over the legal actions
+	field("pistar", f64),       // π*(a) = ρ(a)·U(a) / Σ_b ρ(b)·U(b)
+	field("log_rho", f64),      // log π_ρ(a) from the network
+	field("log_theta", f64),    // log π_θ(a) from the network
+	field("u", f64),            // mean of R_β(r) = 1 + (e^β − 1)·r over the continuations
+	field("mean_reward", f64),  // mean reward r over the continuations
+	field("reward_sd", f64),    // sample standard deviation of r (0 for one continuation)
+	field("continuations", i32),
+	field("unhealthy", i32), // continuations that ended unhealthy (their reward counts as stored)
+)
+
+// ProbeRow is a row of the probe table.
+type ProbeRow struct {
+	TaskID        string  `arrow:"task_id"`
+	Family        string  `arrow:"family"`
+	ActionIndex   int32   `arrow:"action_index"`
+	ActionJSON    string  `arrow:"action_json"`
+	Role          string  `arrow:"role"`
+	Beta          float64 `arrow:"beta"`
+	Rho           float64 `arrow:"rho"`
+	Theta         float64 `arrow:"theta"`
+	PiStar        float64 `arrow:"pistar"`
+	LogRho        float64 `arrow:"log_rho"`
+	LogTheta      float64 `arrow:"log_theta"`
+	U             float64 `arrow:"u"`
+	MeanReward    float64 `arrow:"mean_reward"`
+	RewardSD      float64 `arrow:"reward_sd"`
+	Continuations int32   `arrow:"continuations"`
+	Unhealthy     int32   `arrow:"unhealthy"`
+}

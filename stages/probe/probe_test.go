@@ -1,0 +1,242 @@
+package probe
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/orchestra"
+	"github.com/evosteer/evosteer-go/internal/rundir"
+	"github.com/evosteer/evosteer-go/internal/runtest"
+	"github.com/evosteer/evosteer-go/internal/tasks"
+	"github.com/evosteer/evosteer-go/schema"
+)
+
+func smallRun(t *testing.T) *rundir.Run {
+	t.Helper()
+	return runtest.SimRun(t, t.TempDir(), 2, func(c *config.Config) { c.Rollout.Workers = 4 })
+}
+
+func files(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	for _, name := range []string{TableFile, SummaryJSON, SummaryMD} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[name] = b
+	}
+	return out
+}
+
+// At step 0 θ = ρ: the slope is 0 and TV(θ,π*) = TV(ρ,π*); the table holds one row per legal
+// first action with π* ∝ ρ·U; a rerun writes the same bytes; a failed rerun leaves them.
+func TestProbeOfTheUntrainedLearner(t *testing.T) {
+	r := smallRun(t)
+	o := Options{Step: 0, Tasks: 3, Continuations: 3}
+	var progress []Progress
+	o.Progress = func(p Progress) { progress = append(progress, p) }
+	res, err := Run(context.Background(), r, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Summary
+	if s.Tasks != 3 || s.Overall.Slope != 0 || s.Overall.TVTheta != s.Overall.TVRho || s.Overall.Coverage != 0 || s.Overall.GainTheta != 0 {
+		t.Fatalf("step 0: %+v", s.Overall)
+	}
+	if len(s.Families) != 3 || s.Families[0].Family != r.Config.Families[0] || s.Families[2].Family != r.Config.Families[2] {
+		t.Fatalf("families %+v (want the first three IID families in config order)", s.Families)
+	}
+	if !(s.Overall.TVRho > 0) || !strings.HasPrefix(s.Verdict, "θ is limited by optimisation") {
+		t.Fatalf("TV(ρ,π*) %v, verdict %s", s.Overall.TVRho, s.Verdict)
+	}
+	rows, err := Read(r, 0)
+	if err != nil || len(rows) != s.Rows || len(rows) != len(res.Rows) {
+		t.Fatalf("read %d rows (%v), summary %d", len(rows), err, s.Rows)
+	}
+	byTask := map[string][]schema.ProbeRow{}
+	for _, row := range rows {
+		byTask[row.TaskID] = append(byTask[row.TaskID], row)
+		if row.LogTheta != row.LogRho || row.Continuations != 3 || row.U < 1 || row.U > math.Exp(row.Beta) || row.Beta != r.Config.AnchorTB.Beta {
+			t.Fatalf("row %+v", row)
+		}
+		if want := 1 + math.Expm1(row.Beta)*row.MeanReward; math.Abs(row.U-want) > 1e-12 {
+			t.Fatalf("u %g, want 1 + (e^β − 1)·mean_reward = %g", row.U, want)
+		}
+		a, err := orchestra.ParseAction(row.ActionJSON)
+		if err != nil || a.Kind != orchestra.KindAddAgent || row.Role != a.RoleID {
+			t.Fatalf("action %s role %s: %v", row.ActionJSON, row.Role, err)
+		}
+	}
+	for id, rs := range byTask {
+		var rho, z float64
+		for _, row := range rs {
+			rho += row.Rho
+			z += row.Rho * row.U
+		}
+		for _, row := range rs {
+			if math.Abs(row.PiStar-row.Rho*row.U/z) > 1e-12 {
+				t.Fatalf("task %s: π* %g, want ρ·U/Z = %g", id, row.PiStar, row.Rho*row.U/z)
+			}
+		}
+		if len(rs) < 2 || math.Abs(rho-1) > 1e-5 {
+			t.Fatalf("task %s: %d actions, Σρ = %g", id, len(rs), rho)
+		}
+	}
+	last := progress[len(progress)-1]
+	if progress[0].Tasks != 0 || last.Tasks != 3 || last.Episodes != last.TotalEpisodes || last.TotalEpisodes != 3*len(rows) {
+		t.Fatalf("progress %+v", progress)
+	}
+	var fromJSON Summary
+	first := files(t, res.Dir)
+	if err := json.Unmarshal(first[SummaryJSON], &fromJSON); err != nil || fromJSON.Rows != s.Rows || fromJSON.Verdict != s.Verdict {
+		t.Fatalf("summary.json: %v", err)
+	}
+	if !bytes.Contains(first[SummaryMD], []byte(s.Verdict)) {
+		t.Fatalf("summary.md lacks the verdict:\n%s", first[SummaryMD])
+	}
+	f, err := schema.Open(filepath.Join(res.Dir, TableFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Lineage.Step != 0 || f.Lineage.Stage != Folder || len(f.Lineage.Inputs) != 2 {
+		t.Errorf("lineage %+v", f.Lineage)
+	}
+	f.Close()
+
+	o.Progress = nil
+	if _, err := Run(context.Background(), r, o); err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range files(t, res.Dir) {
+		if !bytes.Equal(b, first[name]) {
+			t.Errorf("%s differs on a rerun", name)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Run(ctx, r, o); err == nil {
+		t.Fatal("a cancelled probe succeeded")
+	}
+	for name, b := range files(t, res.Dir) {
+		if !bytes.Equal(b, first[name]) {
+			t.Errorf("%s changed by a failed probe", name)
+		}
+	}
+	entries, _ := os.ReadDir(filepath.Join(r.Dir, Folder))
+	if len(entries) != 1 || entries[0].Name() != "step-000000" {
+		t.Errorf("probe folder holds %v", entries)
+	}
+	if steps, err := Steps(r); err != nil || !slices.Equal(steps, []int{0}) {
+		t.Errorf("steps %v, %v", steps, err)
+	}
+}
+
+// Continuation i of every first action of a task has the same seed; continuations differ; the
+// first decision is read with continuation 0's seed.
+func TestContinuationSeedsAreShared(t *testing.T) {
+	fs := []*first{
+		{task: tasks.Task{ID: "a"}, actions: make([]orchestra.Action, 3)},
+		{task: tasks.Task{ID: "b"}, actions: make([]orchestra.Action, 2)},
+	}
+	jobs := forcedJobs(42, 7, fs, 4)
+	if len(jobs) != (3+2)*4 {
+		t.Fatalf("%d jobs", len(jobs))
+	}
+	seeds := map[string]uint64{}
+	distinct := map[uint64]bool{}
+	for _, j := range jobs {
+		var task string
+		var step, action, cont int
+		if _, err := fmt.Sscanf(strings.ReplaceAll(j.ID, "/", " "), "probe %d %s %d %d", &step, &task, &action, &cont); err != nil || step != 7 {
+			t.Fatalf("job id %s: %v", j.ID, err)
+		}
+		key := fmt.Sprintf("%s/%d", task, cont)
+		if s, ok := seeds[key]; ok && s != j.Seed {
+			t.Fatalf("task %s continuation %d: seeds %d and %d", task, cont, s, j.Seed)
+		}
+		seeds[key] = j.Seed
+		distinct[j.Seed] = true
+		if j.Seed != ContinuationSeed(42, task, cont) || j.Theta || j.First == nil || j.First != &fs[map[string]int{"a": 0, "b": 1}[task]].actions[action] {
+			t.Fatalf("job %+v", j)
+		}
+	}
+	if len(distinct) != 8 {
+		t.Fatalf("%d distinct seeds for 2 tasks × 4 continuations", len(distinct))
+	}
+	if ContinuationSeed(42, "a", 0) == ContinuationSeed(43, "a", 0) {
+		t.Fatal("the seed ignores the run seed")
+	}
+}
+
+// Balanced over the IID families in config order, the remainder to the first families, a
+// family short of tasks giving what it has; independent of the training file's order.
+func TestSampleIsBalancedAndSeeded(t *testing.T) {
+	var train []tasks.Task
+	for _, f := range []string{"x", "y", "z"} {
+		for i := range 3 {
+			train = append(train, tasks.Task{ID: fmt.Sprintf("%s/%d", f, i), Family: f})
+		}
+	}
+	train = append(train, tasks.Task{ID: "ood/0", Family: "ood"})
+	count := func(ts []tasks.Task) string {
+		n := map[string]int{}
+		var order []string
+		for _, t := range ts {
+			if n[t.Family] == 0 {
+				order = append(order, t.Family)
+			}
+			n[t.Family]++
+		}
+		var s []string
+		for _, f := range order {
+			s = append(s, fmt.Sprintf("%s:%d", f, n[f]))
+		}
+		return strings.Join(s, " ")
+	}
+	fams := []string{"z", "x", "y", "empty"}
+	for n, want := range map[int]string{1: "z:1", 5: "z:2 x:2 y:1", 20: "z:3 x:3 y:3"} {
+		if got := count(Sample(1, fams, train, n)); got != want {
+			t.Errorf("n = %d: %s, want %s", n, got, want)
+		}
+	}
+	rev := slices.Clone(train)
+	slices.Reverse(rev)
+	a, b := Sample(1, fams, train, 4), Sample(1, fams, rev, 4)
+	if !slices.EqualFunc(a, b, func(x, y tasks.Task) bool { return x.ID == y.ID }) {
+		t.Error("the sample depends on the file's order")
+	}
+	var differs bool
+	for s := uint64(2); s < 12 && !differs; s++ {
+		differs = Sample(s, fams, train, 3)[0].ID != a[0].ID
+	}
+	if !differs {
+		t.Error("the sample ignores the run seed")
+	}
+}
+
+// A step without a checkpoint names what to run first.
+func TestProbeOfAnUntrainedStep(t *testing.T) {
+	r := smallRun(t)
+	_, err := Run(context.Background(), r, Options{Step: 3, Tasks: 1, Continuations: 1})
+	if err == nil || !strings.Contains(err.Error(), "step 3 has no learner checkpoint") || !strings.Contains(err.Error(), "evosteer train --run "+r.Dir+" --steps 3") {
+		t.Fatalf("error %v", err)
+	}
+	for _, o := range []Options{{Step: -1, Tasks: 1, Continuations: 1}, {Tasks: 0, Continuations: 1}, {Tasks: 1, Continuations: 0}} {
+		if _, err := Run(context.Background(), r, o); err == nil {
+			t.Errorf("options %+v accepted", o)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(r.Dir, Folder)); !os.IsNotExist(err) {
+		t.Errorf("a failed probe created %s: %v", Folder, err)
+	}
+}

@@ -1,0 +1,170 @@
+package probe
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/evosteer/evosteer-go/schema"
+)
+
+// handTask is a task of two actions (solver, planner) with ρ = (½, ½), β = ln 2 (so R_β = 1 + r
+// and U = 1 + m) and the given mean rewards; θ is given by logTheta(log ρ, log π*).
+func handTask(id, family string, m [2]float64, sd float64, logTheta func(lr, lp float64) float64) []schema.ProbeRow {
+	beta := math.Ln2
+	u := [2]float64{1 + m[0], 1 + m[1]}
+	z := 0.5*u[0] + 0.5*u[1]
+	var rows []schema.ProbeRow
+	for a, role := range []string{"solver", "planner"} {
+		lr := math.Log(0.5)
+		p := 0.5 * u[a] / z
+		lt := logTheta(lr, math.Log(p))
+		rows = append(rows, schema.ProbeRow{TaskID: id, Family: family, ActionIndex: int32(a), Role: role, Beta: beta,
+			Rho: 0.5, Theta: math.Exp(lt), PiStar: p, LogRho: lr, LogTheta: lt, U: u[a], MeanReward: m[a], RewardSD: sd, Continuations: 4})
+	}
+	return rows
+}
+
+func near(t *testing.T, what string, got Num, want float64) {
+	t.Helper()
+	if math.Abs(float64(got)-want) > 1e-12 {
+		t.Errorf("%s = %.15g, want %.15g", what, float64(got), want)
+	}
+}
+
+// One family, two actions with m = (0.2, 0.6): U = (1.2, 1.6), π* = (3/7, 4/7).
+func TestSummarizeHandExample(t *testing.T) {
+	isPiStar := func(_, lp float64) float64 { return lp }
+	isRho := func(lr, _ float64) float64 { return lr }
+	tvRho := (math.Abs(0.5-3.0/7) + math.Abs(0.5-4.0/7)) / 2 // 1/14
+	klRho := 3.0/7*math.Log(6.0/7) + 4.0/7*math.Log(8.0/7)
+	gainPiStar := 100 * (3.0/7 - 0.4) // E_π* m = (0.6 + 2.4)/7 = 3/7 against E_ρ m = 0.4
+
+	s, err := Summarize(5, handTask("t1", "fa", [2]float64{0.2, 0.6}, 0, isPiStar))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := s.Overall
+	if s.Step != 5 || s.Tasks != 1 || s.Rows != 2 || s.Continuations != 4 || g.Slope != 1 || g.TVTheta != 0 || g.KLTheta != 0 || g.Coverage != 1 {
+		t.Fatalf("θ = π*: %+v", s)
+	}
+	near(t, "reward ρ", g.RewardRho, 40)
+	near(t, "gain π*", g.GainPiStar, gainPiStar)
+	near(t, "gain θ", g.GainTheta, gainPiStar)
+	near(t, "best action gain", g.BestActionGain, 20)
+	near(t, "TV(ρ,π*)", g.TVRho, tvRho)
+	near(t, "KL(π*‖ρ)", g.KLRho, klRho)
+	if g.NoiseShare != 0 || !strings.HasPrefix(s.Verdict, "θ is limited by its target") {
+		t.Errorf("noise %v, verdict %s", g.NoiseShare, s.Verdict)
+	}
+
+	s, err = Summarize(0, handTask("t1", "fa", [2]float64{0.2, 0.6}, 0, isRho))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g = s.Overall
+	if g.Slope != 0 || g.TVTheta != g.TVRho || g.Coverage != 0 || g.GainTheta != 0 || g.KLTheta != g.KLRho {
+		t.Fatalf("θ = ρ: %+v", g)
+	}
+	if !strings.HasPrefix(s.Verdict, "θ is limited by optimisation: it covers 0% of the way to π* (slope 0.00, coverage 0.00") {
+		t.Errorf("verdict %s", s.Verdict)
+	}
+
+	// Halfway in log space (renormalised): slope ½.
+	half := func(lr, lp float64) float64 { return lr + (lp-lr)/2 }
+	rows := handTask("t1", "fa", [2]float64{0.2, 0.6}, 0, half)
+	lz := math.Log(rows[0].Theta + rows[1].Theta)
+	for i := range rows {
+		rows[i].LogTheta -= lz
+		rows[i].Theta = math.Exp(rows[i].LogTheta)
+	}
+	if s, err = Summarize(0, rows); err != nil {
+		t.Fatal(err)
+	}
+	near(t, "slope halfway", s.Overall.Slope, 0.5)
+
+	// Every action alike: π* = ρ, nothing to measure.
+	if s, err = Summarize(0, handTask("t1", "fa", [2]float64{0.3, 0.3}, 0, isRho)); err != nil {
+		t.Fatal(err)
+	}
+	if !math.IsNaN(float64(s.Overall.Slope)) || !math.IsNaN(float64(s.Overall.Coverage)) || !strings.HasPrefix(s.Verdict, "No verdict") {
+		t.Errorf("π* = ρ: slope %v coverage %v, verdict %s", s.Overall.Slope, s.Overall.Coverage, s.Verdict)
+	}
+	js, err := json.Marshal(s.Overall)
+	if err != nil || !strings.Contains(string(js), `"slope":null`) || !strings.Contains(string(js), `"gain_theta":0,`) {
+		t.Errorf("JSON %s: %v", js, err)
+	}
+}
+
+// Sampling noise: with sd(r) = 0.4 and M = 4, Var(log Û_a) ≈ 0.16/(4·U_a²); the centred value
+// (x_1 − x_2)/2 has variance (v_1 + v_2)/4 against a spread of (ln(4/3)/2)².
+func TestSummarizeNoiseShare(t *testing.T) {
+	s, err := Summarize(0, handTask("t1", "fa", [2]float64{0.2, 0.6}, 0.4, func(lr, _ float64) float64 { return lr }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1, v2 := 0.16/(4*1.2*1.2), 0.16/(4*1.6*1.6)
+	h := math.Log(4.0/3) / 2
+	near(t, "noise share", s.Overall.NoiseShare, (v1+v2)/4/(h*h))
+	if !strings.Contains(s.Verdict, "raise --continuations") {
+		t.Errorf("verdict without the noise warning: %s", s.Verdict)
+	}
+}
+
+// Two families whose best first role is opposite. θ = π* has the whole interaction
+// (correlation 1); a θ that learned one shift for every family has none.
+func TestSummarizeInteraction(t *testing.T) {
+	isPiStar := func(_, lp float64) float64 { return lp }
+	rows := append(handTask("t1", "fa", [2]float64{0.2, 0.6}, 0, isPiStar), handTask("t2", "fb", [2]float64{0.6, 0.2}, 0, isPiStar)...)
+	s, err := Summarize(3, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := math.Log(4.0/3) / 2 // |centred log(π*/ρ)| of each action
+	in := s.Interaction
+	if len(in.Cells) != 4 || in.Cells[0].Family != "fa" || in.Cells[0].Role != "solver" || in.Cells[3].Family != "fb" || in.Cells[3].Role != "planner" {
+		t.Fatalf("cells %+v", in.Cells)
+	}
+	for i, want := range []float64{-h, h, h, -h} {
+		near(t, "cell π*", in.Cells[i].PiStar, want)
+		near(t, "cell θ", in.Cells[i].Theta, want)
+	}
+	near(t, "correlation", in.Correlation, 1)
+	near(t, "variance π*", in.VarPiStar, h*h)
+	if len(s.Families) != 2 || s.Families[1].Family != "fb" || s.Overall.Tasks != 2 || s.Overall.Slope != 1 {
+		t.Fatalf("families %+v overall %+v", s.Families, s.Overall)
+	}
+
+	// One shift for all families: less solver, more planner, wherever.
+	shift := func(i int) float64 { return []float64{-0.1, 0.1}[i%2] }
+	for i := range rows {
+		rows[i].LogTheta = rows[i].LogRho + shift(i)
+	}
+	if s, err = Summarize(3, rows); err != nil {
+		t.Fatal(err)
+	}
+	if in := s.Interaction; !math.IsNaN(float64(in.Correlation)) || math.Abs(float64(in.VarTheta)) > 1e-30 {
+		t.Errorf("a global shift has an interaction: %+v", in)
+	}
+	near(t, "slope of a global shift (half the tasks go each way)", s.Overall.Slope, 0)
+}
+
+func TestSummarizeRejects(t *testing.T) {
+	good := handTask("t1", "fa", [2]float64{0.2, 0.6}, 0, func(lr, _ float64) float64 { return lr })
+	for name, edit := range map[string]func([]schema.ProbeRow){
+		"probability":   func(r []schema.ProbeRow) { r[0].PiStar = 1.5 },
+		"beta":          func(r []schema.ProbeRow) { r[1].Beta = 3 },
+		"family":        func(r []schema.ProbeRow) { r[1].Family = "fb" },
+		"continuations": func(r []schema.ProbeRow) { r[0].Continuations = 0 },
+	} {
+		rows := append([]schema.ProbeRow{}, good...)
+		edit(rows)
+		if _, err := Summarize(0, rows); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	if _, err := Summarize(0, nil); err == nil {
+		t.Error("no rows accepted")
+	}
+}

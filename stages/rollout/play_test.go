@@ -1,0 +1,57 @@
+package rollout
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/evosteer/evosteer-go/gpu"
+	"github.com/evosteer/evosteer-go/internal/learner"
+	"github.com/evosteer/evosteer-go/internal/orchestra"
+	"github.com/evosteer/evosteer-go/internal/tasks"
+)
+
+// A Job's First forces the episode's first action as a paired arm's is forced (marked forced,
+// behaviour log-prob 0, then the network decides); an illegal one ends the episode unhealthy.
+func TestPlayForcesTheFirstAction(t *testing.T) {
+	r := smallRun(t, t.TempDir(), nil)
+	cfg := r.Config
+	l, err := learner.Load(r, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := gpu.OpenEngine(cfg.Compute.Backend)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	train, err := tasks.ReadFile(r.TasksPath("train"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	planner := orchestra.Action{Kind: orchestra.KindAddAgent, NodeID: "n0", RoleID: "planner"}
+	nobody := orchestra.Action{Kind: orchestra.KindAddAgent, NodeID: "n0", RoleID: "nobody"}
+	jobs := []Job{
+		{Task: train[0], ID: "forced", Seed: 7, First: &planner},
+		{Task: train[0], ID: "illegal", Seed: 7, First: &nobody},
+		{Task: train[0], ID: "free", Seed: 7},
+	}
+	exec, err := NewExecutor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	played, err := Play(context.Background(), cfg, exec, l, eng, jobs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forced, illegal, free := played[0], played[1], played[2]
+	if d := forced.Decisions[0]; !d.Forced || d.ActionJSON != planner.JSON() || d.LogpBehavior != 0 || len(forced.Decisions) < 2 || forced.Decisions[1].Forced {
+		t.Fatalf("forced episode: first decision %+v of %d", d, len(forced.Decisions))
+	}
+	if illegal.Episode.Healthy || len(illegal.Decisions) != 0 || !strings.Contains(*illegal.Episode.UnhealthyReason, "forced first action") {
+		t.Fatalf("illegal first action: healthy %v, %d decisions", illegal.Episode.Healthy, len(illegal.Decisions))
+	}
+	if d := free.Decisions[0]; d.Forced || strings.Join(d.LegalActions, " ") != strings.Join(forced.Decisions[0].LegalActions, " ") {
+		t.Fatalf("the free episode's first decision %+v", d)
+	}
+}
