@@ -36,7 +36,7 @@ func TestDefaultHoldsTable5(t *testing.T) {
 		{"admission.max_library", float64(c.Admission.MaxLibrary), 60},
 		{"admission.max_library_per_family", float64(c.Admission.MaxLibraryPerFamily), 12},
 		{"optimizer.adapter_lr", c.Optimizer.AdapterLR, 3e-3},   // paper 5e-6 for a 9B LoRA; see pipeline.yaml
-		{"optimizer.residual_lr", c.Optimizer.ResidualLR, 1e-2}, // paper: heads_lr; see pipeline.yaml
+		{"optimizer.residual_lr", c.Optimizer.ResidualLR, 3e-2}, // paper: heads_lr; see pipeline.yaml
 		{"optimizer.adapter_beta1", c.Optimizer.AdapterBeta1, 0.95},
 		{"optimizer.heads_lr", c.Optimizer.HeadsLR, 1e-3},
 		{"optimizer.grad_clip", c.Optimizer.GradClip, 1},
