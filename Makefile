@@ -94,7 +94,7 @@ ABL_JOBS    ?= 2
 ablations: build
 	./$(BIN) ablations --dir $(ABL_DIR) --seeds $(ABL_SEEDS) --steps $(ABL_STEPS) --jobs $(ABL_JOBS)
 
-# The exact world's full curves: every objective, EXACT_STEPS steps (about 6 minutes on 2 cores).
+# The exact world's full curves: every objective, EXACT_STEPS steps (about 3½ minutes on 2 cores).
 EXACT_DIR   ?= runs/exact
 EXACT_STEPS ?= 300
 
