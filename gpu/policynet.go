@@ -182,12 +182,13 @@ func actionScores(states, acts *graph.Node, k int, w []*graph.Node) (z, h *graph
 	return graph.Reshape(z, n, k), h
 }
 
-// thetaLogits returns π_θ's logits p + z_θ − z_base [N, K] for the base and adapter nodes.
-func thetaLogits(states, acts, prior *graph.Node, base, ad []*graph.Node, scale float64) *graph.Node {
+// thetaLogits returns π_θ's logits p + z_θ − z_base [N, K] for the base and adapter nodes, and
+// h_ρ(s) [N, E], which the base pass computes anyway.
+func thetaLogits(states, acts, prior *graph.Node, base, ad []*graph.Node, scale float64) (logits, h *graph.Node) {
 	k := prior.Shape().Dimensions[1]
 	zt, _ := actionScores(states, acts, k, thetaWeights(base, ad, scale))
-	zb, _ := actionScores(states, acts, k, base)
-	return graph.Add(prior, graph.Sub(zt, zb))
+	zb, h := actionScores(states, acts, k, base)
+	return graph.Add(prior, graph.Sub(zt, zb)), h
 }
 
 // maskedLogSoftmax returns log-softmax over the legal positions (mask true) of each row, and 0 at
@@ -313,8 +314,8 @@ func (p *PolicyNet) scoreChunk(e *Engine, chunk []PolicyRow, idx []int, s *Score
 	out, err := e.run("policy/score/"+p.key(), func(x []*graph.Node) []*graph.Node {
 		mask := graph.GreaterThan(x[3], graph.ScalarZero(x[3].Graph(), x[3].DType()))
 		base, ad := x[4:13], x[13:22]
-		lt := thetaLogits(x[0], x[1], x[2], base, ad, scale)
-		return []*graph.Node{maskedLogSoftmax(lt, mask), maskedLogSoftmax(x[2], mask), encode(x[0], base)}
+		lt, h := thetaLogits(x[0], x[1], x[2], base, ad, scale)
+		return []*graph.Node{maskedLogSoftmax(lt, mask), maskedLogSoftmax(x[2], mask), h}
 	}, args...)
 	if err != nil {
 		return fmt.Errorf("policy net: %w", err)

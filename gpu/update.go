@@ -425,7 +425,7 @@ func (l *Learner) policyGradient(e *Engine, rows []PolicyRow, refs []StateRef, t
 	fn := func(x []*graph.Node) []*graph.Node {
 		mask := graph.GreaterThan(x[3], graph.ScalarZero(x[3].Graph(), x[3].DType()))
 		base, ad, rw := x[8:17], x[17:26], x[26:30]
-		lt := thetaLogits(x[0], x[1], x[2], base, ad, scale)
+		lt, _ := thetaLogits(x[0], x[1], x[2], base, ad, scale)
 		picked := graph.ReduceSum(graph.Mul(maskedLogSoftmax(lt, mask), x[4]), 1) // [N]
 		j := graph.ReduceAllSum(graph.Mul(picked, x[5]))
 		wrt := ad

@@ -122,7 +122,7 @@ func denseGradient(t *testing.T, e *Engine, l *Learner, in UpdateInput, res *Upd
 	out, err := e.run(fmt.Sprintf("test/dense/%d/%d", B, tMax), func(x []*graph.Node) []*graph.Node {
 		m := graph.GreaterThan(x[3], graph.ScalarZero(x[3].Graph(), x[3].DType()))
 		base, ad, rw := x[11:20], x[20:29], x[29:33]
-		lt := thetaLogits(x[0], x[1], x[2], base, ad, scale)
+		lt, _ := thetaLogits(x[0], x[1], x[2], base, ad, scale)
 		lr := x[2] // logits_ρ = p
 		pick := func(l *graph.Node) *graph.Node { return graph.ReduceSum(graph.Mul(maskedLogSoftmax(l, m), x[4]), 1) }
 		delta := graph.Sub(pick(lt), graph.StopGradient(pick(lr))) // [D]

@@ -40,10 +40,7 @@ Writes DIR/curve.arrow (table exact_curve, one row per objective × step) and DI
 summary table and one verdict per objective), and prints the summary.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := config.Default()
-			if cfgPath != "" {
-				cfg, err = config.Load(cfgPath)
-			}
+			cfg, err := loadConfig(cfgPath)
 			if err != nil {
 				return err
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/evosteer/evosteer-go/gpu"
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/policy"
 	"github.com/evosteer/evosteer-go/internal/seed"
 )
 
@@ -71,7 +72,10 @@ func Train(ctx context.Context, e *gpu.Engine, w *World, cfg *config.Config, ste
 			var eps []gpu.Trajectory
 			for i := range cfg.Batch.CurrentRollouts + cfg.Batch.ReferenceRollouts {
 				current := i < cfg.Batch.CurrentRollouts
-				tr := w.play(q, tab, current, rng)
+				tr, err := w.play(q, tab, current, rng)
+				if err != nil {
+					return points, fmt.Errorf("exact world: step %d: %w", step, err)
+				}
 				if !current {
 					refSum[q] += tr.Reward
 					refCount[q]++
@@ -145,7 +149,7 @@ func (w *World) score(e *gpu.Engine, l *gpu.Learner) (*table, error) {
 }
 
 // play samples one episode of task q from θ (current) or ρ, as the rollout stage records it.
-func (w *World) play(q int, t *table, current bool, rng *rand.Rand) gpu.Trajectory {
+func (w *World) play(q int, t *table, current bool, rng *rand.Rand) (gpu.Trajectory, error) {
 	tr := gpu.Trajectory{Task: w.TaskID(q), Current: current}
 	s := state{task: q, kind: atStart}
 	for {
@@ -155,34 +159,33 @@ func (w *World) play(q int, t *table, current bool, rng *rand.Rand) gpu.Trajecto
 		if current {
 			behaviour = lt
 		}
-		a := sample(behaviour, rng)
+		a, err := policy.Sample(toFloat64(behaviour), rng)
+		if err != nil {
+			return tr, fmt.Errorf("task %s: %w", tr.Task, err)
+		}
 		tr.Steps = append(tr.Steps, gpu.Step{Row: t.rows[q][i], Chosen: a, Features: w.features(s),
 			DeltaL: float64(lt[a]) - float64(lr[a]), LogpTheta: float64(lt[a]), LogpBehavior: float64(behaviour[a]), Tokens: 1})
 		switch {
 		case s.kind == atStart && a == 0:
 			tr.Reward = w.reward[q][0]
-			return tr
+			return tr, nil
 		case s.kind == atStart:
 			s = state{task: q, kind: afterAgent, role: a - 1}
 		case s.kind == afterAgent && a != secondStop:
 			s = state{task: q, kind: afterSecond, role: s.role, second: a}
 		default:
 			tr.Reward = w.reward[q][1+s.role*seconds+s.second]
-			return tr
+			return tr, nil
 		}
 	}
 }
 
-// sample draws an index from log-probabilities.
-func sample(logp []float32, rng *rand.Rand) int {
-	u, acc := rng.Float64(), 0.0
-	for i, lp := range logp {
-		acc += math.Exp(float64(lp))
-		if u < acc {
-			return i
-		}
+func toFloat64(x []float32) []float64 {
+	out := make([]float64, len(x))
+	for i, v := range x {
+		out[i] = float64(v)
 	}
-	return len(logp) - 1
+	return out
 }
 
 // terminal returns each task's distribution over its histories under θ (theta) or ρ.

@@ -74,7 +74,7 @@ type Result struct {
 
 // StepDir is the probe folder of a step.
 func StepDir(r *rundir.Run, step int) string {
-	return filepath.Join(r.Dir, Folder, fmt.Sprintf("step-%06d", step))
+	return filepath.Join(r.Dir, Folder, filepath.Base(r.StepDir(step)))
 }
 
 // Run probes the learner of o.Step and writes its folder.
@@ -270,11 +270,7 @@ func firstDecisions(ctx context.Context, r *rundir.Run, step int, exec executor.
 	for i, p := range eps {
 		t := picked[i]
 		if len(p.Decisions) == 0 {
-			why := "no decision"
-			if p.Episode.UnhealthyReason != nil {
-				why = *p.Episode.UnhealthyReason
-			}
-			return nil, fmt.Errorf("probe: task %s: the episode ended before its first decision: %s", t.ID, why)
+			return nil, fmt.Errorf("probe: task %s: the episode ended before its first decision: %s", t.ID, noDecision(p))
 		}
 		d := &p.Decisions[0]
 		if rows[i], err = learner.PolicyRow(d); err != nil {
@@ -329,11 +325,7 @@ func forcedJobs(runSeed uint64, step int, fs []*first, continuations int) []roll
 // legal actions and network inputs, and the forced action taken.
 func (f *first) check(p rollout.Played, a int) error {
 	if len(p.Decisions) == 0 {
-		why := "no decision"
-		if p.Episode.UnhealthyReason != nil {
-			why = *p.Episode.UnhealthyReason
-		}
-		return fmt.Errorf("episode %s: no first decision: %s", p.Episode.EpisodeID, why)
+		return fmt.Errorf("episode %s: no first decision: %s", p.Episode.EpisodeID, noDecision(p))
 	}
 	d := p.Decisions[0]
 	switch {
@@ -345,6 +337,14 @@ func (f *first) check(p rollout.Played, a int) error {
 		return fmt.Errorf("episode %s: first action %s, want %s forced", p.Episode.EpisodeID, d.ActionJSON, f.legal[a])
 	}
 	return nil
+}
+
+// noDecision is why an episode took no decision: its unhealthy reason when it has one.
+func noDecision(p rollout.Played) string {
+	if p.Episode.UnhealthyReason != nil {
+		return *p.Episode.UnhealthyReason
+	}
+	return "no decision"
 }
 
 // taskRows are a task's rows: rewards[a] holds the rewards of action a's continuations.
