@@ -102,7 +102,7 @@ EXACT_STEPS ?= 300
 ## exact distance to P* ∝ ρ·R_β per step; writes $(EXACT_DIR)/curve.arrow and curve.md
 .PHONY: exact
 exact: build
-	./$(BIN) exact --config $(CONFIG) --steps $(EXACT_STEPS) --out $(EXACT_DIR)
+	./$(BIN) exact --config $(CONFIG) --steps $(EXACT_STEPS) --out $(EXACT_DIR) --check
 
 ## test: the default suite (what CI runs), plus the build without the duckdb_arrow tag
 test:

@@ -18,6 +18,7 @@ import (
 
 func newExactCmd() *cobra.Command {
 	var cfgPath, out string
+	var check bool
 	var objectives []string
 	var steps, families, tasks, roles int
 	cmd := &cobra.Command{
@@ -37,7 +38,9 @@ The network, optimizer, β and ablations come from the configuration (--config o
 pipeline.yaml), so a change to any of them can be judged here in minutes before a real run.
 
 Writes DIR/curve.arrow (table exact_curve, one row per objective × step) and DIR/curve.md (a
-summary table and one verdict per objective), and prints the summary.`,
+summary table and one verdict per objective), and prints the summary. With --check the command
+fails when a verdict does (AnchorTB or TB not within TV 0.05 of P*; PPO or GRPO not past P*'s
+reward while away from P*), so make exact is a check, not only a curve.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadConfig(cfgPath)
@@ -88,11 +91,23 @@ summary table and one verdict per objective), and prints the summary.`,
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s\ncurve: %s\n", md, filepath.Join(out, "curve.arrow"))
+			if check {
+				var failed []string
+				for i, o := range objectives {
+					if v, ok := exact.Verdict(o, curves[i]); !ok {
+						failed = append(failed, o+": "+v)
+					}
+				}
+				if len(failed) > 0 {
+					return fmt.Errorf("--check: %s", strings.Join(failed, "; "))
+				}
+			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&cfgPath, "config", "", "configuration overlaid on the built-in pipeline.yaml (network, optimizer, β, ablations)")
 	cmd.Flags().StringVar(&out, "out", "runs/exact", "folder for curve.arrow and curve.md")
+	cmd.Flags().BoolVar(&check, "check", false, "exit with an error, after writing the files, when an objective does not end at its fixed point (make exact sets it)")
 	cmd.Flags().StringSliceVar(&objectives, "objectives", []string{"anchortb", "tb", "ppo", "grpo"}, "objectives to train, one curve each")
 	cmd.Flags().IntVar(&steps, "steps", 300, "training steps per objective (every task is in every batch)")
 	cmd.Flags().IntVar(&families, "families", 3, "families of the world (each has its own best role and repair)")

@@ -37,6 +37,14 @@ func TestExactCommand(t *testing.T) {
 			t.Fatalf("curve.md and the output should hold %q:\n%s", want, md)
 		}
 	}
+	// --check fails when a verdict does: two steps are far too few to reach P*.
+	checked := filepath.Join(t.TempDir(), "checked")
+	if _, err := run(t, "", "exact", "--objectives", "anchortb", "--steps", "2", "--families", "1", "--tasks", "2", "--roles", "2", "--out", checked, "--check"); err == nil || !strings.Contains(err.Error(), "anchortb: does NOT reach P*") {
+		t.Fatalf("--check after 2 steps: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(checked, "curve.arrow")); err != nil {
+		t.Fatalf("--check must still write the curve: %v", err)
+	}
 	for _, bad := range [][]string{{"--objectives", "sgd"}, {"--roles", "1"}} {
 		dir := filepath.Join(t.TempDir(), "bad")
 		args := append([]string{"exact", "--steps", "1", "--out", dir}, bad...)

@@ -91,7 +91,7 @@ func TestObjectivesMoveTowardTheirFixedPoints(t *testing.T) {
 			t.Fatal(err)
 		}
 		last := curve[len(curve)-1]
-		verdict := Verdict(c.objective, curve)
+		verdict, ok := Verdict(c.objective, curve)
 		t.Logf("%s after %d steps: %s", c.objective, c.steps, verdict)
 		switch c.objective {
 		case "anchortb", "tb":
@@ -99,7 +99,7 @@ func TestObjectivesMoveTowardTheirFixedPoints(t *testing.T) {
 				t.Errorf("%s: TV(θ, P*) %.4f after %d steps, more than half of TV(ρ, P*) %.4f", c.objective, last.TV, c.steps, last.TVRho)
 			}
 		default:
-			if last.RewardTheta <= last.RewardTarget || last.TV <= last.TVRho || strings.Contains(verdict, "NOT") {
+			if last.RewardTheta <= last.RewardTarget || last.TV <= last.TVRho || !ok {
 				t.Errorf("%s after %d steps: reward %.3f (P* %.3f), TV to P* %.4f (ρ %.4f): not past P* toward the maximum", c.objective, c.steps, last.RewardTheta, last.RewardTarget, last.TV, last.TVRho)
 			}
 		}
@@ -139,14 +139,16 @@ func TestVerdict(t *testing.T) {
 		objective string
 		curve     []Point
 		want      string
+		ok        bool
 	}{
-		{"anchortb", []Point{start, at(1, 0.04, 0.85)}, "reaches P*"},
-		{"tb", []Point{start, at(1, 0.06, 0.85)}, "does NOT reach P*"},
-		{"grpo", []Point{start, at(1, 0.6, 0.98), at(2, 0.55, 0.85)}, "goes past P* toward the reward maximum: best reward 0.980 at step 1"},
-		{"ppo", []Point{start, at(1, 0.2, 0.8)}, "does NOT go past P*"},
+		{"anchortb", []Point{start, at(1, 0.04, 0.85)}, "reaches P*", true},
+		{"tb", []Point{start, at(1, 0.06, 0.85)}, "does NOT reach P*", false},
+		{"grpo", []Point{start, at(1, 0.6, 0.98), at(2, 0.55, 0.85)}, "goes past P* toward the reward maximum: best reward 0.980 at step 1", true},
+		{"ppo", []Point{start, at(1, 0.2, 0.8)}, "does NOT go past P*", false},
 	} {
-		if got := Verdict(c.objective, c.curve); !strings.HasPrefix(got, c.want) {
-			t.Errorf("%s: %q, want it to start with %q", c.objective, got, c.want)
+		got, ok := Verdict(c.objective, c.curve)
+		if !strings.HasPrefix(got, c.want) || ok != c.ok {
+			t.Errorf("%s: %q (ok %v), want it to start with %q (ok %v)", c.objective, got, ok, c.want, c.ok)
 		}
 	}
 }

@@ -15,7 +15,8 @@ const TargetTV = 0.05
 // and tb (last TV below TargetTV); away from P* toward the reward maximum for ppo and grpo (their
 // best expected reward above P*'s, and the last TV to P* above ρ's: they are not heading for
 // P*). ttb has no fixed point in P* terms.
-func Verdict(objective string, curve []Point) string {
+// ok is false when the curve does not end where the objective's fixed point lies.
+func Verdict(objective string, curve []Point) (text string, ok bool) {
 	last, peak := curve[len(curve)-1], curve[0]
 	for _, p := range curve {
 		if p.RewardTheta > peak.RewardTheta {
@@ -25,18 +26,19 @@ func Verdict(objective string, curve []Point) string {
 	switch objective {
 	case "anchortb", "tb":
 		if last.TV < TargetTV {
-			return fmt.Sprintf("reaches P*: TV %.4f < %.2f (ρ %.4f)", last.TV, TargetTV, last.TVRho)
+			return fmt.Sprintf("reaches P*: TV %.4f < %.2f (ρ %.4f)", last.TV, TargetTV, last.TVRho), true
 		}
-		return fmt.Sprintf("does NOT reach P*: TV %.4f ≥ %.2f (ρ %.4f)", last.TV, TargetTV, last.TVRho)
+		return fmt.Sprintf("does NOT reach P*: TV %.4f ≥ %.2f (ρ %.4f)", last.TV, TargetTV, last.TVRho), false
 	case "ppo", "grpo":
+		ok = peak.RewardTheta > last.RewardTarget && last.TV > last.TVRho
 		what := "goes past P* toward the reward maximum"
-		if !(peak.RewardTheta > last.RewardTarget && last.TV > last.TVRho) {
+		if !ok {
 			what = "does NOT go past P* toward the reward maximum"
 		}
 		return fmt.Sprintf("%s: best reward %.3f at step %d, %.3f at the end (P* %.3f, max %.3f); TV to P* %.4f (ρ %.4f)",
-			what, peak.RewardTheta, peak.Step, last.RewardTheta, last.RewardTarget, last.RewardMax, last.TV, last.TVRho)
+			what, peak.RewardTheta, peak.Step, last.RewardTheta, last.RewardTarget, last.RewardMax, last.TV, last.TVRho), ok
 	}
-	return fmt.Sprintf("TV to P* %.4f, reward %.3f (P* %.3f, max %.3f)", last.TV, last.RewardTheta, last.RewardTarget, last.RewardMax)
+	return fmt.Sprintf("TV to P* %.4f, reward %.3f (P* %.3f, max %.3f)", last.TV, last.RewardTheta, last.RewardTarget, last.RewardMax), true
 }
 
 // Rows are a curve as exact_curve rows.
@@ -65,7 +67,8 @@ func Markdown(objectives []string, curves [][]Point) string {
 	}
 	b.WriteString("\n")
 	for i, obj := range objectives {
-		fmt.Fprintf(&b, "- **%s**: %s\n", obj, Verdict(obj, curves[i]))
+		v, _ := Verdict(obj, curves[i])
+		fmt.Fprintf(&b, "- **%s**: %s\n", obj, v)
 	}
 	return b.String()
 }
