@@ -109,6 +109,14 @@ test:
 	$(GO) test -tags $(TAGS) -count=1 ./...
 	$(GO) test -count=1 ./internal/duck
 
+## same-outputs: check that this tree writes byte-identical run files to commit BASE (default
+## HEAD) over SAME_STEPS steps and an evaluation: the check of a refactor that keeps behaviour
+BASE        ?= HEAD
+SAME_STEPS  ?= 3
+.PHONY: same-outputs
+same-outputs:
+	scripts/same-outputs.sh $(BASE) $(SAME_STEPS)
+
 ## bench: long benchmarks, kept out of the default suite
 bench:
 	$(GO) test -tags $(TAGS) -run '^$$' -bench . -benchtime 1x -count=1 ./...

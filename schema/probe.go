@@ -5,7 +5,7 @@ package schema
 // step): at the task's first decision, the reference's and the learner's probabilities of the
 // action, the action's value U(a) = E_ρ[R_β | first action a] estimated by forcing it and
 // continuing with ρ, and the one-step tilted target π*(a) ∝ ρ(a)·U(a).
-var Probe = declare("probe", 1,
+var Probe = declare("probe", 2,
 	field("task_id", utf8),
 	field("family", utf8),
 	field("action_index", i32), // position among the first decision's legal actions
@@ -18,6 +18,8 @@ var Probe = declare("probe", 1,
 	field("log_rho", f64),      // log π_ρ(a) from the network
 	field("log_theta", f64),    // log π_θ(a) from the network
 	field("u", f64),            // mean of R_β(r) = 1 + (e^β − 1)·r over the continuations
+	field("u_even", f64),       // the same over the even-numbered continuations (0, 2, …)
+	field("u_odd", f64),        // and over the odd-numbered ones: two independent halves
 	field("mean_reward", f64),  // mean reward r over the continuations
 	field("reward_sd", f64),    // sample standard deviation of r (0 for one continuation)
 	field("continuations", i32),
@@ -38,6 +40,8 @@ type ProbeRow struct {
 	LogRho        float64 `arrow:"log_rho"`
 	LogTheta      float64 `arrow:"log_theta"`
 	U             float64 `arrow:"u"`
+	UEven         float64 `arrow:"u_even"`
+	UOdd          float64 `arrow:"u_odd"`
 	MeanReward    float64 `arrow:"mean_reward"`
 	RewardSD      float64 `arrow:"reward_sd"`
 	Continuations int32   `arrow:"continuations"`

@@ -85,8 +85,8 @@ func Run(ctx context.Context, r *rundir.Run, o Options) (*Result, error) {
 		return nil, fmt.Errorf("probe: step must be >= 0, got %d", o.Step)
 	case o.Tasks < 1:
 		return nil, fmt.Errorf("probe: tasks must be >= 1, got %d", o.Tasks)
-	case o.Continuations < 1:
-		return nil, fmt.Errorf("probe: continuations must be >= 1, got %d", o.Continuations)
+	case o.Continuations < 2:
+		return nil, fmt.Errorf("probe: continuations must be >= 2 (the summary compares two independent halves of them), got %d", o.Continuations)
 	}
 	if err := checkpointExists(r, o.Step); err != nil {
 		return nil, err
@@ -347,35 +347,36 @@ func noDecision(p rollout.Played) string {
 	return "no decision"
 }
 
-// taskRows are a task's rows: rewards[a] holds the rewards of action a's continuations.
+// taskRows are a task's rows: rewards[a] holds the rewards of action a's continuations, at least
+// two, in continuation order.
 func taskRows(f *first, beta float64, rewards [][]float64, unhealthy []int32) []schema.ProbeRow {
 	rows := make([]schema.ProbeRow, len(f.actions))
 	z := 0.0
 	for a, act := range f.actions {
 		rs := rewards[a]
-		m, u := 0.0, 0.0
-		for _, r := range rs {
+		var m float64
+		var u [2]float64 // sums of R_β over the even and the odd continuations
+		for i, r := range rs {
 			m += r
-			u += math.Exp(gpu.LogRewardBeta(r, beta))
+			u[i%2] += math.Exp(gpu.LogRewardBeta(r, beta))
 		}
-		m /= float64(len(rs))
-		u /= float64(len(rs))
+		n, odd := float64(len(rs)), float64(len(rs)/2)
+		m /= n
 		sd := 0.0
-		if len(rs) > 1 {
-			for _, r := range rs {
-				sd += (r - m) * (r - m)
-			}
-			sd = math.Sqrt(sd / float64(len(rs)-1))
+		for _, r := range rs {
+			sd += (r - m) * (r - m)
 		}
+		sd = math.Sqrt(sd / (n - 1))
 		role := act.Kind
 		if act.Kind == orchestra.KindAddAgent {
 			role = act.RoleID
 		}
 		lr, lt := float64(f.logRho[a]), float64(f.logTheta[a])
 		rows[a] = schema.ProbeRow{TaskID: f.task.ID, Family: f.task.Family, ActionIndex: int32(a), ActionJSON: f.legal[a], Role: role,
-			Beta: beta, Rho: math.Exp(lr), Theta: math.Exp(lt), LogRho: lr, LogTheta: lt, U: u, MeanReward: m, RewardSD: sd,
+			Beta: beta, Rho: math.Exp(lr), Theta: math.Exp(lt), LogRho: lr, LogTheta: lt,
+			U: (u[0] + u[1]) / n, UEven: u[0] / (n - odd), UOdd: u[1] / odd, MeanReward: m, RewardSD: sd,
 			Continuations: int32(len(rs)), Unhealthy: unhealthy[a]}
-		z += rows[a].Rho * u
+		z += rows[a].Rho * rows[a].U
 	}
 	for a := range rows {
 		rows[a].PiStar = rows[a].Rho * rows[a].U / z

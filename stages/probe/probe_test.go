@@ -72,6 +72,10 @@ func TestProbeOfTheUntrainedLearner(t *testing.T) {
 		if want := 1 + math.Expm1(row.Beta)*row.MeanReward; math.Abs(row.U-want) > 1e-12 {
 			t.Fatalf("u %g, want 1 + (e^β − 1)·mean_reward = %g", row.U, want)
 		}
+		// Three continuations: two even (0, 2) and one odd (1); their means average back to u.
+		if math.Abs((2*row.UEven+row.UOdd)/3-row.U) > 1e-12 || row.UEven < 1 || row.UOdd < 1 {
+			t.Fatalf("u %g from halves %g (2 of 3) and %g (1 of 3)", row.U, row.UEven, row.UOdd)
+		}
 		a, err := orchestra.ParseAction(row.ActionJSON)
 		if err != nil || a.Kind != orchestra.KindAddAgent || row.Role != a.RoleID {
 			t.Fatalf("action %s role %s: %v", row.ActionJSON, row.Role, err)
@@ -227,11 +231,11 @@ func TestSampleIsBalancedAndSeeded(t *testing.T) {
 // A step without a checkpoint names what to run first.
 func TestProbeOfAnUntrainedStep(t *testing.T) {
 	r := smallRun(t)
-	_, err := Run(context.Background(), r, Options{Step: 3, Tasks: 1, Continuations: 1})
+	_, err := Run(context.Background(), r, Options{Step: 3, Tasks: 1, Continuations: 2})
 	if err == nil || !strings.Contains(err.Error(), "step 3 has no learner checkpoint") || !strings.Contains(err.Error(), "evosteer train --run "+r.Dir+" --steps 3") {
 		t.Fatalf("error %v", err)
 	}
-	for _, o := range []Options{{Step: -1, Tasks: 1, Continuations: 1}, {Tasks: 0, Continuations: 1}, {Tasks: 1, Continuations: 0}} {
+	for _, o := range []Options{{Step: -1, Tasks: 1, Continuations: 2}, {Tasks: 0, Continuations: 2}, {Tasks: 1, Continuations: 1}} {
 		if _, err := Run(context.Background(), r, o); err == nil {
 			t.Errorf("options %+v accepted", o)
 		}

@@ -70,8 +70,15 @@ type Group struct {
 	BestActionGain Num     `json:"best_action_gain"` // reward_best − reward_rho
 	// Slope of the least-squares fit of log(θ/ρ) on log(π*/ρ) over every (task, action), each
 	// weighted by ρ(a) and centred within its task (ρ-weighted), so the softmax's free constant
-	// does not matter: 1 when θ = π*, 0 when θ = ρ.
+	// does not matter: 1 when θ = π*, 0 when θ = ρ. π* is estimated, and the sampling noise of Û
+	// in the regressor biases this slope toward 0 (regression dilution).
 	Slope Num `json:"slope"`
+	// SlopeCorrected is the slope with the dilution removed: cov(log θ/ρ, log π̂*/ρ) over
+	// cov(log π̂*_even/ρ, log π̂*_odd/ρ), the covariance of the estimates from the even and the
+	// odd continuations, whose errors are independent, so it estimates the variance of the true
+	// log(π*/ρ) without the noise (the instrumental-variable estimator of the errors-in-variables
+	// model). NaN when that covariance is not positive: no detectable signal to regress on.
+	SlopeCorrected Num `json:"slope_corrected"`
 	// Mean over tasks of the total variation distances TV(θ, π*) and TV(ρ, π*), and coverage =
 	// 1 − TV(θ, π*)/TV(ρ, π*) (of the means): 1 when θ = π*, 0 when θ = ρ.
 	TVTheta  Num `json:"tv_theta_pistar"`
@@ -80,9 +87,9 @@ type Group struct {
 	// Mean over tasks of KL(π* ‖ θ) and KL(π* ‖ ρ), in nats.
 	KLTheta Num `json:"kl_pistar_theta"`
 	KLRho   Num `json:"kl_pistar_rho"`
-	// NoiseShare estimates the share of the (weighted, centred) variance of log(π*/ρ) that is
-	// sampling noise of Û (delta method, errors taken independent across actions: an upper
-	// bound, since shared seeds correlate them). Noise attenuates the slope by about this share.
+	// NoiseShare is the share of the (weighted, centred) variance of log(π̂*/ρ) that is sampling
+	// noise of Û: 1 − cov(even, odd)/var(all), the split-half estimate. The raw slope is diluted
+	// by this share: Slope ≈ (1 − NoiseShare)·SlopeCorrected.
 	NoiseShare Num `json:"noise_share"`
 }
 
@@ -118,7 +125,7 @@ type taskStat struct {
 	actions                     int
 	er, et, ep, best            float64 // expected reward under ρ, θ, π*, best action (0..1)
 	tvT, tvR, klT, klR          float64
-	sxy, sxx, noise             float64   // weighted sums of the slope's fit and of the noise
+	sxy, sxx, syc, scc, sab     float64   // weighted sums of the raw and the corrected slope's fits
 	x, y                        []float64 // centred log(π*/ρ), log(θ/ρ) per row
 	roles                       []string
 	continuations, unhealthy, n int
@@ -144,8 +151,16 @@ func Summarize(step int, rows []schema.ProbeRow) (Summary, error) {
 				return Summary{}, fmt.Errorf("summarize probe: task %s action %d: column %q is %g, not a probability", r.TaskID, r.ActionIndex, v.name, v.x)
 			}
 		}
-		if r.Continuations < 1 {
-			return Summary{}, fmt.Errorf("summarize probe: task %s action %d: %d continuations", r.TaskID, r.ActionIndex, r.Continuations)
+		if r.Continuations < 2 {
+			return Summary{}, fmt.Errorf("summarize probe: task %s action %d: %d continuations, need at least 2 (two halves)", r.TaskID, r.ActionIndex, r.Continuations)
+		}
+		for _, v := range []struct {
+			name string
+			x    float64
+		}{{"u", r.U}, {"u_even", r.UEven}, {"u_odd", r.UOdd}} {
+			if !(v.x >= 1 && !math.IsInf(v.x, 0)) { // R_β = 1 + (e^β − 1)·r ≥ 1
+				return Summary{}, fmt.Errorf("summarize probe: task %s action %d: column %q is %g, not a mean of R_β ≥ 1", r.TaskID, r.ActionIndex, v.name, v.x)
+			}
 		}
 		if _, ok := byTask[r.TaskID]; !ok {
 			order = append(order, r.TaskID)
@@ -187,8 +202,10 @@ func taskOf(rows []schema.ProbeRow, beta float64) taskStat {
 	for _, r := range rows {
 		wsum += r.Rho
 	}
-	x, y, w, v := make([]float64, len(rows)), make([]float64, len(rows)), make([]float64, len(rows)), make([]float64, len(rows))
-	xm, ym, vw := 0.0, 0.0, 0.0
+	n := len(rows)
+	x, y, w := make([]float64, n), make([]float64, n), make([]float64, n)
+	xc, xa, xb := make([]float64, n), make([]float64, n), make([]float64, n) // bias-corrected log Û: all, even, odd
+	var xm, ym, cm, am, bm float64
 	for i, r := range rows {
 		st.er += r.Rho * r.MeanReward
 		st.et += r.Theta * r.MeanReward
@@ -203,13 +220,20 @@ func taskOf(rows []schema.ProbeRow, beta float64) taskStat {
 		}
 		x[i] = math.Log(r.PiStar) - r.LogRho
 		y[i] = r.LogTheta - r.LogRho
+		// log(π̂*/ρ) is log Û up to a per-task constant, which centring removes. For the corrected
+		// slope each log is also freed of its Jensen bias, E[log Û] ≈ log U − Var(R_β)/(2·M·U²):
+		// the bias is larger for actions of small U, so it stretches log Û apart and, uncorrected,
+		// reads as a too-small slope.
+		varR := math.Pow(math.Expm1(beta)*r.RewardSD, 2)
+		jensen := func(u float64, m int) float64 { return math.Log(u) + varR/(2*float64(m)*u*u) }
+		mm := int(r.Continuations)
+		xc[i], xa[i], xb[i] = jensen(r.U, mm), jensen(r.UEven, mm-mm/2), jensen(r.UOdd, mm/2)
 		w[i] = r.Rho / wsum
 		xm += w[i] * x[i]
 		ym += w[i] * y[i]
-		// Var(log Û(a)) ≈ Var(R_β)/(M·U²), with sd(R_β) = (e^β − 1)·sd(r).
-		sdR := math.Expm1(beta) * r.RewardSD
-		v[i] = sdR * sdR / (float64(r.Continuations) * r.U * r.U)
-		vw += w[i] * w[i] * v[i]
+		cm += w[i] * xc[i]
+		am += w[i] * xa[i]
+		bm += w[i] * xb[i]
 		st.roles = append(st.roles, r.Role)
 		st.continuations = min(st.continuations, int(r.Continuations))
 		st.unhealthy += int(r.Unhealthy)
@@ -219,17 +243,18 @@ func taskOf(rows []schema.ProbeRow, beta float64) taskStat {
 		y[i] -= ym
 		st.sxy += w[i] * x[i] * y[i]
 		st.sxx += w[i] * x[i] * x[i]
-		// The centred error ε_a − Σ_b w_b ε_b has variance v_a(1 − 2w_a) + Σ_b w_b² v_b.
-		st.noise += w[i] * (v[i]*(1-2*w[i]) + vw)
+		st.syc += w[i] * (xc[i] - cm) * y[i]
+		st.scc += w[i] * (xc[i] - cm) * (xc[i] - cm)
+		st.sab += w[i] * (xa[i] - am) * (xb[i] - bm)
 	}
-	st.x, st.y, st.n = x, y, len(rows)
+	st.x, st.y, st.n = x, y, n
 	return st
 }
 
 // group summarises a set of tasks.
 func group(name string, stats []taskStat) Group {
 	g := Group{Family: name, Tasks: len(stats)}
-	var er, et, ep, best, tvT, tvR, klT, klR, sxy, sxx, noise, actions float64
+	var er, et, ep, best, tvT, tvR, klT, klR, sxy, sxx, syc, scc, sab, actions float64
 	for _, st := range stats {
 		er += st.er
 		et += st.et
@@ -241,7 +266,9 @@ func group(name string, stats []taskStat) Group {
 		klR += st.klR
 		sxy += st.sxy
 		sxx += st.sxx
-		noise += st.noise
+		syc += st.syc
+		scc += st.scc
+		sab += st.sab
 		actions += float64(st.actions)
 	}
 	n := float64(len(stats))
@@ -250,7 +277,14 @@ func group(name string, stats []taskStat) Group {
 	g.GainTheta, g.GainPiStar, g.BestActionGain = Num(100*(et-er)/n), Num(100*(ep-er)/n), Num(100*(best-er)/n)
 	g.TVTheta, g.TVRho = Num(tvT/n), Num(tvR/n)
 	g.KLTheta, g.KLRho = Num(klT/n), Num(klR/n)
-	g.Slope, g.Coverage, g.NoiseShare = Num(ratio(sxy, sxx)), Num(1-ratio(tvT, tvR)), Num(math.Min(1, ratio(noise, sxx)))
+	g.Slope, g.Coverage = Num(ratio(sxy, sxx)), Num(1-ratio(tvT, tvR))
+	g.SlopeCorrected, g.NoiseShare = Num(math.NaN()), Num(math.NaN())
+	if sab > 0 {
+		g.SlopeCorrected = Num(syc / sab)
+	}
+	if scc > 0 {
+		g.NoiseShare = Num(min(1, max(0, 1-sab/scc)))
+	}
 	return g
 }
 
@@ -366,9 +400,15 @@ func pearson(a, b []float64) float64 {
 
 // Verdict is the one-line reading of a group: θ at its target (slope ≥ SlopeAtTarget and
 // coverage ≥ CoverageAtTarget), so what limits θ is what π* is worth; or θ short of π* and
-// behind it in reward, so what limits θ is its optimisation.
+// behind it in reward, so what limits θ is its optimisation. The slope judged is the corrected
+// one where it is defined: the raw slope understates θ's coverage by the noise share.
 func Verdict(g Group) string {
-	slope, cov := float64(g.Slope), float64(g.Coverage)
+	cov := float64(g.Coverage)
+	sl := g.SlopeCorrected
+	if math.IsNaN(float64(sl)) {
+		sl = g.Slope
+	}
+	slope := float64(sl)
 	gains := fmt.Sprintf("π* is worth %s points over ρ at the first decision, θ %s, the best single first action %s",
 		signed(g.GainPiStar), signed(g.GainTheta), signed(g.BestActionGain))
 	var v string
@@ -378,16 +418,17 @@ func Verdict(g Group) string {
 	case slope >= SlopeAtTarget && cov >= CoverageAtTarget:
 		v = fmt.Sprintf("θ is limited by its target: θ ≈ π* (slope %s, TV(θ,π*) %s against TV(ρ,π*) %s, coverage %s), and %s; "+
 			"more gain needs a target worth more (a larger β, a better reference), not better optimisation.",
-			plain(g.Slope, 2), plain(g.TVTheta, 3), plain(g.TVRho, 3), plain(g.Coverage, 2), gains)
+			plain(sl, 2), plain(g.TVTheta, 3), plain(g.TVRho, 3), plain(g.Coverage, 2), gains)
 	case float64(g.GainTheta) < float64(g.GainPiStar):
 		v = fmt.Sprintf("θ is limited by optimisation: it covers %s of the way to π* (slope %s, coverage %s, TV(θ,π*) %s against TV(ρ,π*) %s), and %s.",
-			percent(g.Slope), plain(g.Slope, 2), plain(g.Coverage, 2), plain(g.TVTheta, 3), plain(g.TVRho, 3), gains)
+			percent(sl), plain(sl, 2), plain(g.Coverage, 2), plain(g.TVTheta, 3), plain(g.TVRho, 3), gains)
 	default:
 		v = fmt.Sprintf("θ is off its target (slope %s, coverage %s) yet gains as much as π*: %s; the first decision does not show what limits θ.",
-			plain(g.Slope, 2), plain(g.Coverage, 2), gains)
+			plain(sl, 2), plain(g.Coverage, 2), gains)
 	}
 	if ns := float64(g.NoiseShare); ns > 0.2 {
-		v += fmt.Sprintf(" Sampling noise in Û may make up to %s of the spread of log(π*/ρ), and attenuates the slope by as much: raise --continuations.", percent(g.NoiseShare))
+		v += fmt.Sprintf(" Sampling noise in Û makes %s of the spread of log(π̂*/ρ) (raw slope %s, corrected %s): raise --continuations for a sharper estimate.",
+			percent(g.NoiseShare), plain(g.Slope, 2), plain(g.SlopeCorrected, 2))
 	}
 	return v
 }
@@ -434,9 +475,11 @@ func (s Summary) Markdown(simulated bool) string {
 	b.WriteString(s.Table())
 	b.WriteString("\nRewards ×100: the expected reward when the first action is drawn from ρ, θ or π* (or is the best action " +
 		"of the task) and ρ continues, averaged over the tasks; gains are differences to ρ in points. Slope: least-squares " +
-		"slope of log(θ/ρ) on log(π*/ρ), weighted by ρ and centred within each task (1 when θ = π*, 0 when θ = ρ). " +
+		"slope of log(θ/ρ) on log(π*/ρ), weighted by ρ and centred within each task (1 when θ = π*, 0 when θ = ρ); " +
+		"π* is estimated, so this raw slope is diluted toward 0 by the noise share; corrected: the slope with the " +
+		"dilution removed (the covariance of the even- and odd-continuation estimates of log(π*/ρ) in the denominator). " +
 		"TV: mean total variation distance to π*; coverage = 1 − TV(θ,π*)/TV(ρ,π*). KL: mean KL(π*‖·) in nats. " +
-		"Noise: the share of log(π*/ρ)'s spread that may be sampling noise of Û (an upper bound).\n")
+		"Noise: the share of log(π̂*/ρ)'s spread that is sampling noise of Û (split-half estimate).\n")
 	in := s.Interaction
 	fmt.Fprintf(&b, "\n## Family × role interaction\n\nPearson correlation of the double-centred cell means of log(θ/ρ) and log(π*/ρ): %s "+
 		"(variance over cells: θ %s, π* %s).\n\n", plain(in.Correlation, 3), sci(in.VarTheta), sci(in.VarPiStar))
@@ -450,15 +493,15 @@ func (s Summary) Markdown(simulated bool) string {
 // Table is the per-family table of the summary (Markdown).
 func (s Summary) Table() string {
 	var b strings.Builder
-	b.WriteString("| family | tasks | actions | reward ρ | gain θ | gain π* | best action | slope | TV(θ,π*) | TV(ρ,π*) | coverage | KL(π*‖θ) | KL(π*‖ρ) | noise |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| family | tasks | actions | reward ρ | gain θ | gain π* | best action | slope | corrected | TV(θ,π*) | TV(ρ,π*) | coverage | KL(π*‖θ) | KL(π*‖ρ) | noise |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, g := range append(slices.Clone(s.Families), s.Overall) {
 		name := g.Family
 		if name == "all" {
 			name = "**all**"
 		}
-		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name, g.Tasks, plain(Num(g.ActionsPerTask), 1),
-			plain(g.RewardRho, 2), signed(g.GainTheta), signed(g.GainPiStar), signed(g.BestActionGain), plain(g.Slope, 3),
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name, g.Tasks, plain(Num(g.ActionsPerTask), 1),
+			plain(g.RewardRho, 2), signed(g.GainTheta), signed(g.GainPiStar), signed(g.BestActionGain), plain(g.Slope, 3), plain(g.SlopeCorrected, 3),
 			plain(g.TVTheta, 4), plain(g.TVRho, 4), plain(g.Coverage, 3), plain(g.KLTheta, 4), plain(g.KLRho, 4), plain(g.NoiseShare, 2))
 	}
 	return b.String()
