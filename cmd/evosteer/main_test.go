@@ -170,6 +170,18 @@ func TestInitInspectAndSQL(t *testing.T) {
 	}
 }
 
+// train --steps past the bound is refused before a run folder is made.
+func TestTrainStepsBounded(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "demo")
+	_, err := run(t, "", "train", "--run", dir, "--steps", "100000000000")
+	if err == nil || !strings.Contains(err.Error(), "--steps must be <= 100000") {
+		t.Fatalf("error %v", err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("refused train made %s: %v", dir, err)
+	}
+}
+
 func writeFile(t *testing.T, path, text string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {

@@ -10,13 +10,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/evosteer/evosteer-go/internal/arrowfmt"
+	"github.com/evosteer/evosteer-go/internal/atomicfile"
 	"github.com/evosteer/evosteer-go/internal/duck"
 )
 
 func newSQLCmd() *cobra.Command {
 	var runs []string
 	var tables []string
-	var format string
+	var format, outPath string
 	var width, limit int
 	var list bool
 	cmd := &cobra.Command{
@@ -33,10 +34,16 @@ With --run given several times, the runs' files load into the same tables and ev
 a first column run_name (the folder's base name, or the path as given where two base names are
 the same), so one query compares runs. Tables must have the same schema version in every run.
 
+The query cannot change a run: once the tables are loaded, DuckDB's access to files and the
+network is switched off and its settings locked, so COPY ... TO, EXPORT DATABASE, ATTACH of a
+file, read_csv and the like, INSTALL and LOAD fail. Export results with --format csv or json,
+on standard output or into --out FILE, a file outside every queried run folder.
+
 Examples:
   evosteer sql --run runs/demo "SELECT step, source, avg(reward) FROM episodes GROUP BY ALL ORDER BY ALL"
   evosteer sql --run runs/demo --list
   echo "SELECT * FROM ledger WHERE event = 'promote'" | evosteer sql --run runs/demo --format csv
+  evosteer sql --run runs/demo --format json --out episodes.json "SELECT * FROM episodes WHERE step = 1"
   evosteer sql --run runs/ablations/full-s1 --run runs/ablations/value-head-s1 \
     "SELECT run_name, block, avg(score) FROM eval_results WHERE policy = 'evosteer' GROUP BY ALL ORDER BY ALL"`,
 		Args: cobra.MaximumNArgs(1),
@@ -53,6 +60,12 @@ Examples:
 			}
 			if !list && strings.TrimSpace(query) == "" {
 				return fmt.Errorf("sql: no query given (pass it as an argument or on standard input; --list shows the tables)")
+			}
+			if outPath != "" {
+				var err error
+				if outPath, err = outsideRuns(outPath, runs); err != nil {
+					return err
+				}
 			}
 			seen := map[string]bool{}
 			for _, run := range runs {
@@ -80,6 +93,10 @@ Examples:
 			if err != nil {
 				return err
 			}
+			// From here on the database can read and write no file: the query is the user's.
+			if err := db.Seal(ctx); err != nil {
+				return err
+			}
 			out := cmd.OutOrStdout()
 			if list {
 				for _, t := range loaded {
@@ -89,10 +106,19 @@ Examples:
 			}
 			rr, err := db.Query(ctx, query, nil)
 			if err != nil {
+				if strings.Contains(err.Error(), "disabled by configuration") || strings.Contains(err.Error(), "configuration has been locked") {
+					return fmt.Errorf("%w (evosteer sql reads the loaded tables only: files, the network and settings are off so that no query can change a run; export with --format csv|json, on standard output or into --out FILE)", err)
+				}
 				return err
 			}
 			defer rr.Release()
-			return arrowfmt.Write(out, rr, arrowfmt.Options{Format: format, MaxWidth: width, MaxRows: limit})
+			opt := arrowfmt.Options{Format: format, MaxWidth: width, MaxRows: limit}
+			if outPath == "" {
+				return arrowfmt.Write(out, rr, opt)
+			}
+			// Written beside the target and renamed over it: a symbolic link at outPath is
+			// replaced, never followed into a run.
+			return atomicfile.Write(outPath, 0o644, func(w io.Writer) error { return arrowfmt.Write(w, rr, opt) })
 		},
 	}
 	cmd.Flags().StringArrayVar(&runs, "run", nil, "run folder to query (required; repeat to query several runs together)")
@@ -100,7 +126,36 @@ Examples:
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table, csv or json")
 	cmd.Flags().IntVar(&width, "width", 60, "table format: cut longer cells to this many characters (0 = no limit)")
 	cmd.Flags().IntVar(&limit, "max-rows", 0, "print at most this many rows (0 = all)")
+	cmd.Flags().StringVar(&outPath, "out", "", "write the query's result to this file (outside every run folder) instead of standard output")
 	cmd.Flags().BoolVar(&list, "list", false, "list the loaded tables with row and file counts instead of querying")
 	cmd.MarkFlagRequired("run")
 	return cmd
+}
+
+// outsideRuns resolves --out (its folder must exist; symbolic links in the folder's path are
+// followed) and refuses a file inside any of the run folders, which the query tool must not
+// change.
+func outsideRuns(out string, runs []string) (string, error) {
+	abs, err := filepath.Abs(out)
+	if err != nil {
+		return "", fmt.Errorf("sql: --out %s: %w", out, err)
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Dir(abs))
+	if err != nil {
+		return "", fmt.Errorf("sql: --out %s: its folder: %w", out, err)
+	}
+	target := filepath.Join(dir, filepath.Base(abs))
+	for _, run := range runs {
+		root, err := filepath.Abs(run)
+		if err == nil {
+			root, err = filepath.EvalSymlinks(root)
+		}
+		if err != nil {
+			return "", fmt.Errorf("sql: run folder: %w", err)
+		}
+		if rel, err := filepath.Rel(root, target); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return "", fmt.Errorf("sql: --out %s is inside the run folder %s; the query tool does not change a run, write elsewhere", out, run)
+		}
+	}
+	return target, nil
 }

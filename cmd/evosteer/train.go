@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	evconfig "github.com/evosteer/evosteer-go/internal/config" // the --config flag is named config here
 	"github.com/evosteer/evosteer-go/internal/pipeline"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 )
@@ -66,6 +67,9 @@ with the mean reward of θ (current) and ρ (natural reference) episodes, the An
 reference level, the alpha spent by skill admission, and the library.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if steps > evconfig.MaxSteps {
+				return fmt.Errorf("train: --steps must be <= %d (each step plays a batch of episodes and writes a step folder; the paper trains 240), got %d", evconfig.MaxSteps, steps)
+			}
 			r, err := openOrInit(cmd, run, config, ablate)
 			if err != nil {
 				return err

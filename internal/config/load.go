@@ -1,7 +1,6 @@
 package config
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
-	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
 
 	evosteer "github.com/evosteer/evosteer-go"
@@ -23,7 +21,7 @@ const defaultName = "pipeline.yaml (built-in default)"
 // Default returns the built-in configuration, the embedded pipeline.yaml.
 func Default() (*Config, error) {
 	c := new(Config)
-	if err := decodeStrict(defaultName, evosteer.PipelineYAML, c); err != nil {
+	if _, err := decodeStrict(defaultName, evosteer.PipelineYAML, c); err != nil {
 		return nil, err
 	}
 	if err := c.validate(defaultName, nil); err != nil {
@@ -51,7 +49,8 @@ func Parse(name string, data []byte) (*Config, error) {
 	c := *def
 	// Lists and maps are replaced, not merged, when the file sets them.
 	c.Families, c.OODFamilies, c.Ablations = nil, nil, nil
-	if err := decodeStrict(name, data, &c); err != nil {
+	file, err := decodeStrict(name, data, &c)
+	if err != nil {
 		return nil, err
 	}
 	if c.Families == nil {
@@ -63,22 +62,10 @@ func Parse(name string, data []byte) (*Config, error) {
 	if c.Ablations == nil {
 		c.Ablations = []string{}
 	}
-	file, err := parser.ParseBytes(data, 0)
-	if err != nil {
-		return nil, positioned(name, err)
-	}
 	if err := c.validate(name, file); err != nil {
 		return nil, err
 	}
 	return &c, nil
-}
-
-func decodeStrict(name string, data []byte, c *Config) error {
-	dec := yaml.NewDecoder(bytes.NewReader(data), yaml.Strict())
-	if err := dec.Decode(c); err != nil {
-		return positioned(name, err)
-	}
-	return nil
 }
 
 // positioned turns a go-yaml error into "FILE:LINE:COL: message", the form editors jump to.

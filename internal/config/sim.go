@@ -180,8 +180,8 @@ func (k *checker) sim(s Sim) {
 
 	k.intMin("sim.env_requirement_base", int64(s.EnvRequirementBase), 1)
 	k.intMin("sim.env_requirement_slope", int64(s.EnvRequirementSlope), 0)
-	k.intMin("sim.env_steps_per_node", int64(s.EnvStepsPerNode), 1)
-	k.intMin("sim.env_max_steps", int64(s.EnvMaxSteps), 1)
+	k.intIn("sim.env_steps_per_node", int64(s.EnvStepsPerNode), 1, 100_000, "environment steps one execution may simulate")
+	k.intIn("sim.env_max_steps", int64(s.EnvMaxSteps), 1, 100_000, "environment steps one episode may simulate; the default is 50")
 	k.intMin("sim.env_step_input_tokens", s.EnvStepInputTokens, 0)
 	k.intMin("sim.env_step_output_tokens", s.EnvStepOutputTokens, 0)
 	k.intMin("sim.env_step_wall_ms", s.EnvStepWallMS, 0)

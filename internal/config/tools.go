@@ -17,7 +17,7 @@ func (k *checker) executorTools(c *Config) {
 			k.fail("executor.temperature", "must be > 0 with executor.backend openai, got %g", c.Executor.Temperature)
 		}
 	}
-	k.intMin("executor.openai.max_concurrency", int64(o.MaxConcurrency), 1)
+	k.intIn("executor.openai.max_concurrency", int64(o.MaxConcurrency), 1, 4096, "HTTP calls in flight at once, each holding a connection; the reference uses 64")
 	k.positive("executor.openai.timeout_seconds", o.TimeoutSeconds)
 	k.nonNegative("executor.openai.outage_seconds", o.OutageSeconds)
 	k.positive("executor.openai.backoff_seconds", o.BackoffSeconds)
@@ -27,7 +27,7 @@ func (k *checker) executorTools(c *Config) {
 	k.intMin("executor.openai.context_window", o.ContextWindow, 0)
 
 	t := c.Tools
-	k.intMin("tools.result_chars", int64(t.ResultChars), 1)
+	k.intIn("tools.result_chars", int64(t.ResultChars), 1, 1_000_000, "characters of a tool result sent back into the prompt")
 	k.intMin("tools.turn_output_tokens", t.TurnOutputTokens, 256)
 	k.intMin("tools.final_output_reserve", t.FinalOutputReserve, 1)
 	p := t.Python
@@ -40,15 +40,15 @@ func (k *checker) executorTools(c *Config) {
 	k.intMin("tools.python.file_mb", p.FileMB, 1)
 	k.intMin("tools.python.open_files", int64(p.OpenFiles), 16)
 	k.intMin("tools.python.processes", int64(p.Processes), 1)
-	k.intMin("tools.python.concurrency", int64(p.Concurrency), 1)
+	k.intIn("tools.python.concurrency", int64(p.Concurrency), 1, 1024, "sandbox processes running at once")
 	s := t.Search
 	if s.URL != "" && !strings.HasPrefix(s.URL, "http://") && !strings.HasPrefix(s.URL, "https://") {
 		k.fail("tools.search.url", "must be empty (local passages) or an http(s):// URL, got %q", s.URL)
 	}
-	k.intMin("tools.search.top_k", int64(s.TopK), 1)
-	k.intMin("tools.search.passage_chars", int64(s.PassageChars), 1)
+	k.intIn("tools.search.top_k", int64(s.TopK), 1, 1000, "passages returned per search, all written into the prompt")
+	k.intIn("tools.search.passage_chars", int64(s.PassageChars), 1, 1_000_000, "characters of one passage written into the prompt")
 	k.positive("tools.search.timeout_seconds", s.TimeoutSeconds)
-	k.intMin("tools.search.retries", int64(s.Retries), 0)
+	k.intIn("tools.search.retries", int64(s.Retries), 0, 100, "retries of one search, the backoff doubling each time")
 	k.nonNegative("tools.search.outage_seconds", s.OutageSeconds)
 	k.intMin("tools.search.breaker_failures", int64(s.BreakerFailures), 1)
 }

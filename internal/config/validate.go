@@ -33,6 +33,16 @@ func (k *checker) intMin(key string, v, lo int64) {
 	}
 }
 
+// intIn checks lo <= v <= hi. The upper bounds are on the sizes that drive work or memory, so a
+// slip of the keyboard (batch.tasks: 100000000000) fails at once instead of running for ever;
+// why says what the size costs, against the paper's value.
+func (k *checker) intIn(key string, v, lo, hi int64, why string) {
+	k.intMin(key, v, lo)
+	if v > hi {
+		k.fail(key, "must be <= %d (%s), got %d", hi, why, v)
+	}
+}
+
 // floatIn checks lo <= v <= hi (or lo < v when open is set); NaN always fails.
 func (k *checker) floatIn(key string, v, lo, hi float64, openLo, openHi bool) {
 	bad := math.IsNaN(v) || v < lo || v > hi || (openLo && v == lo) || (openHi && v == hi)
@@ -67,11 +77,21 @@ func (k *checker) oneOf(key, v string, allowed ...string) {
 	}
 }
 
+// MaxSteps bounds steps (the configuration's and train --steps): each step writes a step folder
+// and plays a batch of episodes.
+const MaxSteps = 100_000
+
+// maxWidth bounds the network's layer widths and ranks.
+const (
+	maxWidth = 4096
+	widthWhy = "a layer's weights grow with the square of its width; the defaults are 32 to 128"
+)
+
 // validate checks every range the pipeline relies on; file may be nil (the defaults).
 func (c *Config) validate(name string, file *ast.File) error {
 	k := &checker{name: name, file: file}
 
-	k.intMin("steps", int64(c.Steps), 1)
+	k.intIn("steps", int64(c.Steps), 1, MaxSteps, "each step plays batch.tasks × rollouts episodes and writes a step folder; the paper trains 240")
 	if len(c.Families) == 0 {
 		k.fail("families", "must list at least one family")
 	}
@@ -96,14 +116,14 @@ func (c *Config) validate(name string, file *ast.File) error {
 		}
 	}
 
-	k.intMin("budget.tokens", c.Budget.Tokens, 1)
-	k.intMin("budget.tool_calls", c.Budget.ToolCalls, 0)
-	k.intMin("budget.wall_seconds", c.Budget.WallSeconds, 1)
-	k.intMin("budget.controller_wall_ms", c.Budget.ControllerWallMS, 0)
+	k.intIn("budget.tokens", c.Budget.Tokens, 1, 10_000_000, "tokens one episode may spend; the paper allows 98,304")
+	k.intIn("budget.tool_calls", c.Budget.ToolCalls, 0, 10_000, "tool calls one episode may make; the paper allows 50")
+	k.intIn("budget.wall_seconds", c.Budget.WallSeconds, 1, 86_400, "one episode's wall time, at most a day; the paper allows 600")
+	k.intIn("budget.controller_wall_ms", c.Budget.ControllerWallMS, 0, 3_600_000, "wall time reserved per controller decision, at most an hour")
 
-	k.intMin("batch.tasks", int64(c.Batch.Tasks), 1)
-	k.intMin("batch.current_rollouts", int64(c.Batch.CurrentRollouts), 0)
-	k.intMin("batch.reference_rollouts", int64(c.Batch.ReferenceRollouts), 0)
+	k.intIn("batch.tasks", int64(c.Batch.Tasks), 1, 4096, "task records per step, each played by current_rollouts + reference_rollouts episodes; the paper uses 32")
+	k.intIn("batch.current_rollouts", int64(c.Batch.CurrentRollouts), 0, 64, "episodes of π_θ per task and step; the paper plays 2")
+	k.intIn("batch.reference_rollouts", int64(c.Batch.ReferenceRollouts), 0, 64, "episodes of ρ per task and step; the paper plays 2")
 	if c.Batch.CurrentRollouts+c.Batch.ReferenceRollouts == 0 {
 		k.fail("batch.current_rollouts", "current_rollouts + reference_rollouts must be >= 1")
 	}
@@ -137,28 +157,28 @@ func (c *Config) validate(name string, file *ast.File) error {
 	k.intMin("author.start_step", int64(au.StartStep), 1)
 	k.intMin("author.interval", int64(au.Interval), 1)
 	k.intMin("author.start_families", int64(au.StartFamilies), 0)
-	k.intMin("author.evidence_pool", int64(au.EvidencePool), 0)
-	k.intMin("author.max_trajectories", int64(au.MaxTrajectories), 1)
+	k.intIn("author.evidence_pool", int64(au.EvidencePool), 0, 10_000, "trajectories kept per family in memory for the author")
+	k.intIn("author.max_trajectories", int64(au.MaxTrajectories), 1, 1000, "trajectories written into one author prompt")
 	k.nonNegative("author.temperature", au.Temperature)
-	k.intMin("author.max_output_tokens", int64(au.MaxOutputTokens), 1)
+	k.intIn("author.max_output_tokens", int64(au.MaxOutputTokens), 1, 1_000_000, "tokens one author reply may generate")
 	k.intMin("author.timeout_seconds", int64(au.TimeoutSeconds), 1)
 	if au.Backend == "openai" && (au.BaseURL == "" || au.Model == "") {
 		k.fail("author.backend", "openai needs author.base_url and author.model")
 	}
 
 	p := c.Policy
-	k.intMin("policy.hidden", int64(p.Hidden), 1)
-	k.intMin("policy.encoder_dim", int64(p.EncoderDim), 1)
-	k.intMin("policy.max_legal_actions", int64(p.MaxLegalActions), 2)
-	k.intMin("policy.adapter_rank", int64(p.AdapterRank), 1)
+	k.intIn("policy.hidden", int64(p.Hidden), 1, maxWidth, widthWhy)
+	k.intIn("policy.encoder_dim", int64(p.EncoderDim), 1, maxWidth, widthWhy)
+	k.intIn("policy.max_legal_actions", int64(p.MaxLegalActions), 2, 65_536, "every decision is padded to this many actions, each scored by the network")
+	k.intIn("policy.adapter_rank", int64(p.AdapterRank), 1, maxWidth, "the adapter's weights grow with its rank; the paper uses 64")
 	k.positive("policy.adapter_alpha", p.AdapterAlpha)
 	k.positive("policy.temperature", p.Temperature)
 
-	k.intMin("value_head.hidden", int64(c.ValueHead.Hidden), 1)
-	k.intMin("value_head.fit_steps", int64(c.ValueHead.FitSteps), 1)
-	k.intMin("value_head.replay_steps", int64(c.ValueHead.ReplaySteps), 1)
+	k.intIn("value_head.hidden", int64(c.ValueHead.Hidden), 1, maxWidth, widthWhy)
+	k.intIn("value_head.fit_steps", int64(c.ValueHead.FitSteps), 1, 10_000, "AdamW steps of the value head in every update; the reference takes 50")
+	k.intIn("value_head.replay_steps", int64(c.ValueHead.ReplaySteps), 1, MaxSteps, "a replay window longer than the longest run holds nothing more")
 	k.nonNegative("value_head.loss_weight", c.ValueHead.LossWeight)
-	k.intMin("residual_head.hidden", int64(c.ResidualHead.Hidden), 1)
+	k.intIn("residual_head.hidden", int64(c.ResidualHead.Hidden), 1, maxWidth, widthWhy)
 
 	o := c.Optimizer
 	k.positive("optimizer.adapter_lr", o.AdapterLR)
@@ -171,9 +191,9 @@ func (c *Config) validate(name string, file *ast.File) error {
 	k.nonNegative("optimizer.weight_decay", o.WeightDecay)
 	k.positive("optimizer.grad_clip", o.GradClip)
 
-	k.intMin("tasks.train_per_family", int64(c.Tasks.TrainPerFamily), 1)
-	k.intMin("tasks.test_per_family", int64(c.Tasks.TestPerFamily), 1)
-	k.intMin("rollout.workers", int64(c.Rollout.Workers), 0)
+	k.intIn("tasks.train_per_family", int64(c.Tasks.TrainPerFamily), 1, 100_000, "task records generated at init and held in memory; the reference pool holds 1,280")
+	k.intIn("tasks.test_per_family", int64(c.Tasks.TestPerFamily), 1, 100_000, "test tasks per benchmark, each played by every evaluation run; the reference uses 128")
+	k.intIn("rollout.workers", int64(c.Rollout.Workers), 0, 4096, "episodes run at once, each with its own goroutine and state")
 	k.floatIn("rollout.max_unhealthy_share", c.Rollout.MaxUnhealthyShare, 0, 1, false, false)
 
 	k.oneOf("executor.backend", c.Executor.Backend, "sim", "openai")
@@ -186,7 +206,7 @@ func (c *Config) validate(name string, file *ast.File) error {
 	k.positive("comparison.ttb_beta", co.TTBBeta)
 	k.positive("comparison.ttb_epsilon", co.TTBEpsilon)
 	k.floatIn("comparison.clip", co.Clip, 0, 1, true, true)
-	k.intMin("comparison.epochs", int64(co.Epochs), 1)
+	k.intIn("comparison.epochs", int64(co.Epochs), 1, 100, "optimisation passes over each step's episodes; the default is 4")
 	k.nonNegative("comparison.grpo_kl", co.GRPOKL)
 
 	k.sim(c.Sim)

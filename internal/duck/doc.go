@@ -5,7 +5,8 @@
 // It opens an in-memory database on one connection, loads Arrow record readers
 // as tables (LoadTable, AppendTable), runs SQL with named parameters — ad hoc
 // (Query, Exec) or embedded from the sql/ folder (RunFile) — and returns the
-// results as Arrow record readers.
+// results as Arrow record readers. Seal cuts a database off from the file
+// system for good, before it runs SQL the program did not write (evosteer sql).
 //
 // Rules:
 //   - Parameters are named ($name) and passed as a map. The names the SQL uses

@@ -51,6 +51,27 @@ func Open(ctx context.Context) (*DB, error) {
 	return &DB{connector: connector, conn: conn, arrow: ar}, nil
 }
 
+// Seal cuts the database off from the file system and the network for the rest of its life:
+// DuckDB's external access is switched off (COPY ... TO, EXPORT DATABASE, ATTACH of a file,
+// read_csv and its kind, INSTALL and LOAD fail with a permission error) and its configuration is
+// locked, so no later statement can switch access back on or point temp_directory or
+// profiling_output somewhere. Loaded tables, and Arrow readers loaded afterwards, still work.
+// Call it before running SQL that the program did not write.
+func (db *DB) Seal(ctx context.Context) error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.closed {
+		return errClosed
+	}
+	if err := db.execRaw(ctx, "SET enable_external_access = false"); err != nil {
+		return fmt.Errorf("duckdb: disable external access: %w", err)
+	}
+	if err := db.execRaw(ctx, "SET lock_configuration = true"); err != nil {
+		return fmt.Errorf("duckdb: lock the configuration: %w", err)
+	}
+	return nil
+}
+
 // Close closes the connection and the database. Release every reader first.
 func (db *DB) Close() error {
 	db.mu.Lock()

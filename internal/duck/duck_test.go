@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -494,5 +496,44 @@ func TestRetainedBatchSurvivesNext(t *testing.T) {
 		if col.Value(i) != rows.s[i] {
 			t.Fatalf("row %d: %q, want %q", i, col.Value(i), rows.s[i])
 		}
+	}
+}
+
+// After Seal no statement reaches a file or switches access back on; loaded tables are still
+// queried, and Arrow readers still load.
+func TestSealCutsFileAccess(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	rr, rows := mixedReader(t, 100, []int{30}, 1)
+	defer rr.Release()
+	if err := db.LoadTable(ctx, "t", rr); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Seal(ctx); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(t.TempDir(), "out.csv")
+	for _, q := range []string{
+		"COPY t TO '" + target + "'",
+		"ATTACH '" + target + ".db' AS x",
+		"SELECT * FROM read_csv('" + target + "')",
+		"SET enable_external_access = true",
+		"SET lock_configuration = false",
+	} {
+		err := db.Exec(ctx, q, nil)
+		if err == nil || !strings.Contains(err.Error(), "disabled by configuration") && !strings.Contains(err.Error(), "configuration has been locked") {
+			t.Errorf("%s: %v", q, err)
+		}
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(target)); len(ents) != 0 {
+		t.Errorf("files written: %v", ents)
+	}
+	if got := query(t, db, "SELECT count(*) FROM t", nil); got[0][0] != int64(len(rows.key)) {
+		t.Errorf("count %v", got)
+	}
+	more, _ := mixedReader(t, 10, []int{10}, 2)
+	defer more.Release()
+	if err := db.LoadTable(ctx, "u", more); err != nil {
+		t.Fatalf("load after Seal: %v", err)
 	}
 }

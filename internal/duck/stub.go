@@ -17,6 +17,9 @@ type DB struct{}
 // Open fails: this binary was built without the duckdb_arrow build tag.
 func Open(ctx context.Context) (*DB, error) { return nil, errNoTag }
 
+// Seal fails in this build.
+func (db *DB) Seal(ctx context.Context) error { return errNoTag }
+
 // Close does nothing in this build.
 func (db *DB) Close() error { return nil }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/orchestra"
+	"github.com/evosteer/evosteer-go/internal/redact"
 )
 
 // Limits of the author prompt (reference §5.4).
@@ -123,7 +124,7 @@ func (m *modelAuthor) complete(ctx context.Context, prompt string, seed uint64) 
 		if err == nil {
 			return reply, in, out, nil
 		}
-		last = fmt.Errorf("author call %d of %d: %w", try, attempts, redact(err, m.apiKey))
+		last = fmt.Errorf("author call %d of %d: %w", try, attempts, redactErr(err, m.apiKey))
 		if !retry || ctx.Err() != nil {
 			break
 		}
@@ -150,7 +151,8 @@ func (m *modelAuthor) post(ctx context.Context, body []byte) (reply string, in, 
 		return "", 0, 0, true, fmt.Errorf("POST %s: reading the answer: %w", m.url, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return "", 0, 0, resp.StatusCode >= 500, fmt.Errorf("POST %s: %s: %.300s", m.url, resp.Status, data)
+		// Redacted before the cut, so that a key echoed across the cut leaves no part behind.
+		return "", 0, 0, resp.StatusCode >= 500, fmt.Errorf("POST %s: %s: %s", m.url, resp.Status, redact.Cut(string(data), m.apiKey, 300))
 	}
 	var cr chatResponse
 	if err := json.Unmarshal(data, &cr); err != nil {
@@ -165,12 +167,13 @@ func (m *modelAuthor) post(ctx context.Context, body []byte) (reply string, in, 
 	return cr.Choices[0].Message.Content, cr.Usage.PromptTokens, cr.Usage.CompletionTokens, false, nil
 }
 
-// redact removes the API key from an error text, should a server or transport echo it.
-func redact(err error, key string) error {
-	if key == "" || !strings.Contains(err.Error(), key) {
-		return err
+// redactErr removes the API key and its fragments from an error text, should a server or
+// transport echo them.
+func redactErr(err error, key string) error {
+	if text := redact.Key(err.Error(), key); text != err.Error() {
+		return errors.New(text)
 	}
-	return errors.New(strings.ReplaceAll(err.Error(), key, "[redacted]"))
+	return err
 }
 
 // buildPrompt is the instruction, "DATA" and the window's data as canonical JSON: the family,

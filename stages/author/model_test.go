@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/evosteer/evosteer-go/internal/config"
@@ -164,6 +165,28 @@ func TestModelAuthorErrors(t *testing.T) {
 			t.Errorf("%s: error %v, want %q", c.name, err, c.err)
 		case err != nil && strings.Contains(err.Error(), testKey):
 			t.Errorf("%s: the key is in the error: %v", c.name, err)
+		}
+	}
+}
+
+// A server echoing the key at every offset around the 300-byte cut of its error body leaves no
+// fragment of the key of 8 bytes or more in the error.
+func TestModelAuthorKeyAcrossTheCut(t *testing.T) {
+	var pad atomic.Int64
+	s := newServer(t, func(w http.ResponseWriter, _ chatRequest, _ int) {
+		http.Error(w, strings.Repeat("x", int(pad.Load()))+testKey, http.StatusBadGateway)
+	})
+	a, _ := New(modelConfig(t, s.URL))
+	for off := range 300 + len(testKey) + 1 {
+		pad.Store(int64(off))
+		_, err := a.Propose(context.Background(), testWindow())
+		if err == nil {
+			t.Fatalf("offset %d: no error", off)
+		}
+		for j := 0; j+8 <= len(testKey); j++ {
+			if strings.Contains(err.Error(), testKey[j:j+8]) {
+				t.Fatalf("offset %d: %q of the key in %v", off, testKey[j:j+8], err)
+			}
 		}
 	}
 }

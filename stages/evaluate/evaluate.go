@@ -84,8 +84,8 @@ func Run(ctx context.Context, r *rundir.Run, o Options) ([]schema.EvalRow, error
 	if o.Step < 1 {
 		return nil, fmt.Errorf("evaluate: step %d has no trained learner (train first, or pass --step)", o.Step)
 	}
-	if o.Runs < 1 {
-		return nil, fmt.Errorf("evaluate: runs must be >= 1, got %d", o.Runs)
+	if o.Runs < 1 || o.Runs > 1000 {
+		return nil, fmt.Errorf("evaluate: runs must be in [1, 1000] (each run plays every test task with every paradigm), got %d", o.Runs)
 	}
 	test, err := tasks.ReadFile(r.TasksPath("test"))
 	if err != nil {

@@ -113,4 +113,7 @@ func TestRunWritesResults(t *testing.T) {
 	if _, err := Run(context.Background(), r, Options{Step: 0, Runs: 1}); err == nil {
 		t.Fatal("step 0 accepted")
 	}
+	if _, err := Run(context.Background(), r, Options{Step: 99, Runs: 1001}); err == nil || !strings.Contains(err.Error(), "runs must be in [1, 1000]") {
+		t.Fatalf("1001 runs: %v", err)
+	}
 }

@@ -83,10 +83,10 @@ func Run(ctx context.Context, r *rundir.Run, o Options) (*Result, error) {
 	switch {
 	case o.Step < 0:
 		return nil, fmt.Errorf("probe: step must be >= 0, got %d", o.Step)
-	case o.Tasks < 1:
-		return nil, fmt.Errorf("probe: tasks must be >= 1, got %d", o.Tasks)
-	case o.Continuations < 2:
-		return nil, fmt.Errorf("probe: continuations must be >= 2 (the summary compares two independent halves of them), got %d", o.Continuations)
+	case o.Tasks < 1 || o.Tasks > 100_000:
+		return nil, fmt.Errorf("probe: tasks must be in [1, 100000] (each task plays continuations episodes per legal first action), got %d", o.Tasks)
+	case o.Continuations < 2 || o.Continuations > 10_000:
+		return nil, fmt.Errorf("probe: continuations must be in [2, 10000] (episodes per task and legal first action, split into two independent halves; the default is %d), got %d", DefaultContinuations, o.Continuations)
 	}
 	if err := checkpointExists(r, o.Step); err != nil {
 		return nil, err

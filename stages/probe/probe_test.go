@@ -240,6 +240,12 @@ func TestProbeOfAnUntrainedStep(t *testing.T) {
 			t.Errorf("options %+v accepted", o)
 		}
 	}
+	// Sizes past the bounds are refused before any work, with the bound named.
+	for _, o := range []Options{{Step: 3, Tasks: 100_001, Continuations: 2}, {Step: 3, Tasks: 1, Continuations: 10_001}} {
+		if _, err := Run(context.Background(), r, o); err == nil || !strings.Contains(err.Error(), "must be in [") {
+			t.Errorf("options %+v: error %v", o, err)
+		}
+	}
 	if _, err := os.Stat(filepath.Join(r.Dir, Folder)); !os.IsNotExist(err) {
 		t.Errorf("a failed probe created %s: %v", Folder, err)
 	}

@@ -12,6 +12,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/evosteer/evosteer-go/internal/redact"
 )
 
 // Message is one chat message.
@@ -121,13 +123,15 @@ func APIKeyFromEnv(name string) (string, error) {
 	return key, nil
 }
 
-// redact removes the API key from text that may echo it (server messages, transport errors).
-func (c *Client) redact(s string) string {
-	if c.cfg.APIKey == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, c.cfg.APIKey, "[redacted]")
-}
+// redact removes the API key, and any fragment of it of redact.MinFragment bytes or more, from
+// text that may echo it (server messages, transport errors).
+func (c *Client) redact(s string) string { return redact.Key(s, c.cfg.APIKey) }
+
+// Lengths a server's text is cut to in an error, after the key has been redacted from it.
+const (
+	errorBodyChars     = 500 // the message of an error reply
+	malformedBodyChars = 200 // the body of a 2xx reply that is not a completion
+)
 
 type wireRequest struct {
 	Model              string          `json:"model"`
@@ -231,15 +235,17 @@ func (c *Client) attempt(ctx context.Context, body []byte) (ChatResponse, error)
 	if err != nil {
 		return ChatResponse{}, err
 	}
+	// The body is redacted before it is cut: cut first, a key echoed across the cut would keep
+	// its head, which no later redaction of the whole key finds.
 	if hresp.StatusCode < 200 || hresp.StatusCode > 299 {
-		return ChatResponse{}, &HTTPError{Status: hresp.StatusCode, Message: serverMessage(raw)}
+		return ChatResponse{}, &HTTPError{Status: hresp.StatusCode, Message: redact.Cut(serverMessage(raw), c.cfg.APIKey, errorBodyChars)}
 	}
 	var wr wireResponse
 	if err := json.Unmarshal(raw, &wr); err != nil {
-		return ChatResponse{}, fmt.Errorf("%w: %v: %.200q", ErrMalformed, err, raw)
+		return ChatResponse{}, fmt.Errorf("%w: %v: %q", ErrMalformed, err, redact.Cut(string(raw), c.cfg.APIKey, malformedBodyChars))
 	}
 	if len(wr.Choices) == 0 || wr.Choices[0].FinishReason == nil {
-		return ChatResponse{}, fmt.Errorf("%w: no choice with a finish_reason: %.200q", ErrMalformed, raw)
+		return ChatResponse{}, fmt.Errorf("%w: no choice with a finish_reason: %q", ErrMalformed, redact.Cut(string(raw), c.cfg.APIKey, malformedBodyChars))
 	}
 	ch := wr.Choices[0]
 	resp := ChatResponse{FinishReason: *ch.FinishReason}
@@ -258,7 +264,7 @@ func (c *Client) attempt(ctx context.Context, body []byte) (ChatResponse, error)
 }
 
 // serverMessage is the error message of an error body: OpenAI's {"error": {"message"}},
-// vLLM's {"message"}, or the raw text.
+// vLLM's {"message"}, or the raw text; uncut, for the caller redacts it first.
 func serverMessage(raw []byte) string {
 	var v struct {
 		Error   json.RawMessage `json:"error"`
@@ -278,11 +284,7 @@ func serverMessage(raw []byte) string {
 			return v.Message
 		}
 	}
-	s := strings.TrimSpace(string(raw))
-	if len(s) > 500 {
-		s = s[:500] + "..."
-	}
-	return s
+	return strings.TrimSpace(string(raw))
 }
 
 // estimateUsage counts about four characters a token, plus a few tokens of chat template per

@@ -195,6 +195,68 @@ func TestClientErrorsFailFastWithTheServerMessage(t *testing.T) {
 	}
 }
 
+// keyFragment returns a fragment of the key of 8 bytes found in s, or "".
+func keyFragment(s string) string {
+	for j := 0; j+8 <= len(secret); j++ {
+		if strings.Contains(s, secret[j:j+8]) {
+			return secret[j : j+8]
+		}
+	}
+	return ""
+}
+
+// A server that echoes the key at every offset of its error body, across the 500-character cut
+// of error messages and the 200-character cut of malformed replies: no part of the key of 8
+// bytes or more reaches the error (what episodes.unhealthy_reason stores) or the log.
+func TestEchoedKeyNeverLeaksInPart(t *testing.T) {
+	kinds := []struct {
+		name string
+		max  int
+		body func(pad string) reply
+	}{
+		{"5xx text", errorBodyChars, func(pad string) reply { return reply{500, pad + secret + " is refused", 0} }},
+		{"4xx json", errorBodyChars, func(pad string) reply {
+			b, _ := json.Marshal(map[string]any{"error": map[string]string{"message": pad + secret}})
+			return reply{401, string(b), 0}
+		}},
+		{"malformed 200", malformedBodyChars, func(pad string) reply { return reply{200, "<html>" + pad + secret + "</html>", 0} }},
+		{"200 without a choice", malformedBodyChars, func(pad string) reply {
+			return reply{200, `{"choices": [], "note": "` + pad + secret + `"}`, 0}
+		}},
+	}
+	for _, k := range kinds {
+		var pad atomic.Int64
+		f := newFake(t, func(int64, wireRequest) reply { return k.body(strings.Repeat("x", int(pad.Load()))) })
+		var log bytes.Buffer
+		c := testClient(t, f.URL, &log)
+		c.cfg.Outage = 0 // one attempt per offset
+		for off := 0; off <= k.max+len(secret); off++ {
+			pad.Store(int64(off))
+			_, err := chat(c)
+			if err == nil {
+				t.Fatalf("%s offset %d: no error", k.name, off)
+			}
+			if frag := keyFragment(err.Error() + log.String()); frag != "" {
+				t.Fatalf("%s offset %d: %q of the key in %q", k.name, off, frag, err.Error())
+			}
+		}
+	}
+	// A retried failure is logged: the log is redacted the same way.
+	f := newFake(t, func(n int64, _ wireRequest) reply {
+		if n == 1 {
+			return reply{503, strings.Repeat("x", errorBodyChars-10) + secret, 0}
+		}
+		return reply{200, completion("ok", "stop", true), 0}
+	})
+	var log bytes.Buffer
+	if _, err := chat(testClient(t, f.URL, &log)); err != nil || !strings.Contains(log.String(), "retrying") {
+		t.Fatalf("%v %s", err, log.String())
+	}
+	if frag := keyFragment(log.String()); frag != "" {
+		t.Fatalf("%q of the key in the log %s", frag, log.String())
+	}
+}
+
 func TestMalformedResponsesFailFast(t *testing.T) {
 	for _, body := range []string{`{"choices": [`, `<html>proxy error</html>`, `{"choices": []}`} {
 		f := newFake(t, func(int64, wireRequest) reply { return reply{200, body, 0} })

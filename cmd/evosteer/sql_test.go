@@ -1,0 +1,137 @@
+//go:build duckdb_arrow
+
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/evosteer/evosteer-go/internal/rundir"
+	"github.com/evosteer/evosteer-go/schema"
+)
+
+// tree hashes every file and names every folder under dir.
+func tree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if d.IsDir() {
+			out[rel] = "dir"
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(data)
+		out[rel] = hex.EncodeToString(sum[:])
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// No query of evosteer sql can write a file, in the run or anywhere: DuckDB's file access is off
+// and its settings locked once the tables are loaded. Ordinary queries still work, and results
+// go out through --format and --out, which refuses a path inside a run.
+func TestSQLCannotChangeARun(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "demo")
+	if _, err := run(t, "", "init", "--run", dir); err != nil {
+		t.Fatal(err)
+	}
+	r, err := rundir.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lin := schema.Lineage{Run: "demo", Step: 1, Stage: "rescore", ConfigSHA256: r.Config.SHA256(), Inputs: map[string]string{}}
+	if err := schema.Scores.WriteBatches(filepath.Join(r.StageDir(1, "rescore"), "scores.arrow"), lin, scoresBatch(5, 1)); err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := t.TempDir()
+	before, beforeElsewhere := tree(t, dir), tree(t, elsewhere)
+	q := func(s string) string { return "'" + filepath.ToSlash(s) + "'" }
+	scores := filepath.Join(r.StageDir(1, "rescore"), "scores.arrow")
+	for _, attack := range []string{
+		"COPY (SELECT * FROM scores) TO " + q(scores) + " (FORMAT csv)",
+		"COPY (SELECT 1 AS x) TO " + q(filepath.Join(r.StepDir(1), "rollout", "episodes.arrow")),
+		"COPY (SELECT 1 AS x) TO " + q(filepath.Join(r.StepDir(0), "manifest.json")),
+		"COPY (SELECT 1 AS x) TO " + q(filepath.Join(dir, "run.yaml")),
+		"COPY scores TO " + q(filepath.Join(elsewhere, "out.parquet")) + " (FORMAT parquet)",
+		"ATTACH " + q(filepath.Join(dir, "extra.db")) + " AS extra",
+		"EXPORT DATABASE " + q(filepath.Join(dir, "export")),
+		"SELECT * FROM read_text(" + q(filepath.Join(dir, "run.yaml")) + ")",
+		"SET enable_external_access = true",
+		"SET temp_directory = " + q(dir),
+	} {
+		_, err := run(t, "", "sql", "--run", dir, attack)
+		if err == nil {
+			t.Errorf("%s: accepted", attack)
+			continue
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, "disabled by configuration") && !strings.Contains(msg, "configuration has been locked") ||
+			!strings.Contains(msg, "--out FILE") {
+			t.Errorf("%s: error %v", attack, err)
+		}
+	}
+	if after := tree(t, dir); len(after) != len(before) {
+		t.Errorf("the run's files changed:\nbefore %v\nafter  %v", before, after)
+	} else {
+		for k, v := range before {
+			if after[k] != v {
+				t.Errorf("%s changed", k)
+			}
+		}
+	}
+	if after := tree(t, elsewhere); len(after) != len(beforeElsewhere) {
+		t.Errorf("a query wrote outside the run: %v", after)
+	}
+
+	// Ordinary queries work; --out writes what standard output shows, outside the run only.
+	want := "step,n\n1,5\n"
+	out, err := run(t, "", "sql", "--run", dir, "--format", "csv", "SELECT step, count(*) AS n FROM scores GROUP BY step")
+	if err != nil || out != want {
+		t.Fatalf("select: %v %q", err, out)
+	}
+	file := filepath.Join(elsewhere, "counts.csv")
+	if _, err := run(t, "", "sql", "--run", dir, "--format", "csv", "--out", file, "SELECT step, count(*) AS n FROM scores GROUP BY step"); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(file); err != nil || string(b) != want {
+		t.Fatalf("--out: %v %q", err, b)
+	}
+	link := filepath.Join(elsewhere, "into-run")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, inside := range []string{filepath.Join(dir, "x.csv"), scores, dir, filepath.Join(link, "x.csv")} {
+		if _, err := run(t, "", "sql", "--run", dir, "--out", inside, "SELECT 1"); err == nil || !strings.Contains(err.Error(), "inside the run folder") {
+			t.Errorf("--out %s: %v", inside, err)
+		}
+	}
+	// A link named as --out is replaced, not followed into the run.
+	trap := filepath.Join(elsewhere, "trap.yaml")
+	if err := os.Symlink(filepath.Join(dir, "run.yaml"), trap); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run(t, "", "sql", "--run", dir, "--out", trap, "SELECT 1 AS x"); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(trap); err != nil || fi.Mode()&os.ModeSymlink != 0 {
+		t.Fatalf("--out followed the link: %v %v", fi, err)
+	}
+	if after := tree(t, dir); after["run.yaml"] != before["run.yaml"] || len(after) != len(before) {
+		t.Fatal("the run changed through --out")
+	}
+}

@@ -1,0 +1,162 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+	"github.com/goccy/go-yaml/token"
+)
+
+// decodeStrict parses data as exactly one YAML document and decodes it into c. Before decoding
+// it refuses what a strict decode would let through: an empty file, a second document, anchors
+// and aliases (the decoder expands them, so an alias bomb costs memory exponential in the file's
+// size), and a fraction or a string where an integer is wanted (the decoder truncates 1.5 to 1).
+// It returns the parsed file, which places range errors.
+func decodeStrict(name string, data []byte, c *Config) (*ast.File, error) {
+	file, err := parser.ParseBytes(data, 0)
+	if err != nil {
+		return nil, positioned(name, err)
+	}
+	if len(file.Docs) > 1 {
+		doc := file.Docs[1]
+		tok := doc.Start
+		if tok == nil && doc.Body != nil {
+			tok = doc.Body.GetToken()
+		}
+		return nil, at(name, tok, "a second YAML document starts here; a config file holds one document")
+	}
+	if len(file.Docs) == 0 || file.Docs[0].Body == nil {
+		return nil, fmt.Errorf("config %s is empty: it sets no key (it holds only comments or blank lines); write the keys that change the defaults, e.g. \"steps: 40\"", name)
+	}
+	body := file.Docs[0].Body
+	if err := refuseAliases(name, body); err != nil {
+		return nil, err
+	}
+	if err := wholeNumbers(name, body, reflect.TypeOf(c).Elem(), ""); err != nil {
+		return nil, err
+	}
+	if err := yaml.NodeToValue(body, c, yaml.Strict()); err != nil {
+		return nil, positioned(name, err)
+	}
+	return file, nil
+}
+
+// at formats an error at a token's line and column, or at the file when there is no token.
+func at(name string, tok *token.Token, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	if tok == nil {
+		return fmt.Errorf("%s: %s", name, msg)
+	}
+	return fmt.Errorf("%s:%d:%d: %s", name, tok.Position.Line, tok.Position.Column, msg)
+}
+
+// aliasFinder stops at the first anchor, alias or merge key. The walk visits the parsed tree,
+// in which an alias is one node, so it costs the file's size whatever the aliases would expand to.
+type aliasFinder struct{ found ast.Node }
+
+func (f *aliasFinder) Visit(n ast.Node) ast.Visitor {
+	if f.found != nil {
+		return nil
+	}
+	switch n.(type) {
+	case *ast.AnchorNode, *ast.AliasNode, *ast.MergeKeyNode:
+		f.found = n
+		return nil
+	}
+	return f
+}
+
+// refuseAliases refuses YAML anchors, aliases and merge keys: a configuration has no need for
+// them, and refusing them before decoding is what bounds the decoder's work by the file's size.
+func refuseAliases(name string, body ast.Node) error {
+	f := &aliasFinder{}
+	ast.Walk(f, body)
+	if f.found == nil {
+		return nil
+	}
+	what := map[ast.NodeType]string{ast.AnchorType: "anchor", ast.AliasType: "alias", ast.MergeKeyType: "merge key"}[f.found.Type()]
+	return at(name, f.found.GetToken(), "YAML %s %q refused: a config file may not use anchors, aliases or merge keys; write the values out", what, f.found.GetToken().Value)
+}
+
+// mappingValues returns the key-value pairs of a mapping node (the parser gives a one-pair
+// mapping as its pair alone), or nil for any other node.
+func mappingValues(n ast.Node) []*ast.MappingValueNode {
+	switch m := n.(type) {
+	case *ast.MappingNode:
+		return m.Values
+	case *ast.MappingValueNode:
+		return []*ast.MappingValueNode{m}
+	}
+	return nil
+}
+
+// wholeNumbers walks the parsed document along the Go type it decodes into and refuses, at the
+// key's line and column, a value that an integer field would silently change: a fraction (1.5,
+// also quoted: the decoder reads "1.5" as 1), an infinity or NaN. A whole number written as a
+// float (1e5, 16.0) is kept. Keys the type lacks are left to the strict decoder, which names them.
+func wholeNumbers(name string, n ast.Node, t reflect.Type, key string) error {
+	if tag, ok := n.(*ast.TagNode); ok {
+		n = tag.Value
+	}
+	join := func(k string) string {
+		if key == "" {
+			return k
+		}
+		return key + "." + k
+	}
+	var errs []error
+	switch t.Kind() {
+	case reflect.Struct:
+		fields := map[string]reflect.Type{}
+		for i := range t.NumField() {
+			f := t.Field(i)
+			tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			fields[tag] = f.Type
+		}
+		for _, mv := range mappingValues(n) {
+			k := mv.Key.GetToken().Value
+			if ft, ok := fields[k]; ok {
+				errs = append(errs, wholeNumbers(name, mv.Value, ft, join(k)))
+			}
+		}
+	case reflect.Map:
+		for _, mv := range mappingValues(n) {
+			errs = append(errs, wholeNumbers(name, mv.Value, t.Elem(), join(mv.Key.GetToken().Value)))
+		}
+	case reflect.Slice:
+		if seq, ok := n.(*ast.SequenceNode); ok {
+			for i, v := range seq.Values {
+				errs = append(errs, wholeNumbers(name, v, t.Elem(), fmt.Sprintf("%s[%d]", key, i)))
+			}
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		var tok *token.Token
+		var f float64
+		switch v := n.(type) {
+		case *ast.FloatNode:
+			tok, f = v.Token, v.Value
+		case *ast.InfinityNode, *ast.NanNode:
+			tok, f = v.GetToken(), math.NaN()
+		case *ast.StringNode: // the parser leaves 1e5 a string; the decoder reads it as a float
+			tok = v.Token
+			var err error
+			if f, err = strconv.ParseFloat(v.Value, 64); err != nil {
+				f = math.NaN()
+			}
+		default:
+			return nil
+		}
+		if f != math.Trunc(f) || math.Abs(f) >= 1<<63 {
+			return at(name, tok, "%s: %q is not a whole number; the key takes an integer", key, tok.Value)
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,92 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// loadErr loads text from a file and returns the error text, failing the test when there is none
+// or when it does not name the file and every wanted fragment.
+func loadErr(t *testing.T, text string, want ...string) {
+	t.Helper()
+	path := write(t, text)
+	_, err := Load(path)
+	if err == nil {
+		t.Fatalf("%q: want an error", text)
+	}
+	msg := err.Error()
+	for _, w := range append([]string{path}, want...) {
+		if !strings.Contains(msg, w) {
+			t.Errorf("%q: error %q does not contain %q", text, msg, w)
+		}
+	}
+}
+
+func TestFractionForIntegerRefused(t *testing.T) {
+	loadErr(t, "batch:\n  tasks: 1.5\n", ":2:10:", "batch.tasks", "1.5", "not a whole number")
+	loadErr(t, "policy:\n  hidden: 64.25\n", ":2:11:", "policy.hidden", "not a whole number")
+	loadErr(t, "seed: 0.5\n", ":1:7:", "seed", "not a whole number")
+	loadErr(t, "batch:\n  tasks: \"1.5\"\n", ":2:10:", "batch.tasks", "not a whole number")
+	loadErr(t, "batch:\n  tasks: .inf\n", ":2:10:", "batch.tasks", "not a whole number")
+	// A whole number written as a float changes nothing and is kept.
+	c, err := Load(write(t, "budget:\n  tokens: 1e5\nbatch:\n  tasks: 16.0\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Budget.Tokens != 100000 || c.Batch.Tasks != 16 {
+		t.Fatalf("tokens %d tasks %d", c.Budget.Tokens, c.Batch.Tasks)
+	}
+}
+
+func TestEmptyFileNamed(t *testing.T) {
+	for _, text := range []string{"", "\n\n", "# only a comment\n# and another\n", "---\n"} {
+		loadErr(t, text, "is empty", "sets no key")
+	}
+}
+
+func TestSecondDocumentRefused(t *testing.T) {
+	loadErr(t, "seed: 1\n---\nseed: 2\n", ":2:1:", "second YAML document", "one document")
+	loadErr(t, "seed: 1\n---\n", "second YAML document")
+}
+
+func TestAnchorsAliasesMergeKeysRefused(t *testing.T) {
+	loadErr(t, "batch: &b\n  tasks: 8\n", ":1:8:", "anchor", "may not use anchors")
+	loadErr(t, "families: [hotpotqa]\nood_families:\n  x: &f hotpotqa\n  y: *f\n", "anchor")
+	loadErr(t, "batch:\n  <<: {tasks: 8}\n", ":2:3:", "merge key")
+}
+
+// bomb is a billion-laughs document: levels lists of nine aliases of the list above, expanding to
+// 9^levels strings when decoded.
+func bomb(levels int) string {
+	var b strings.Builder
+	b.WriteString("a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n")
+	for i := 1; i < levels; i++ {
+		fmt.Fprintf(&b, "a%d: &a%d [%s]\n", i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*a%d, ", i-1), 9), ", "))
+	}
+	return b.String()
+}
+
+func TestAliasBombRefusedBeforeExpansion(t *testing.T) {
+	start := time.Now()
+	loadErr(t, bomb(9), ":1:5:", "anchor")
+	// Refused from the parsed tree: microseconds. Expanding it took minutes and gigabytes.
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("refusing the bomb took %v", d)
+	}
+}
+
+func TestWorkSizesBounded(t *testing.T) {
+	loadErr(t, "batch:\n  tasks: 100000000000\n", ":2:10:", "batch.tasks", "must be <= 4096", "the paper uses 32", "got 100000000000")
+	loadErr(t, "steps: 1000000\n", ":1:8:", "steps", "must be <= 100000", "step folder")
+	loadErr(t, "batch:\n  current_rollouts: 1000\n", "batch.current_rollouts", "must be <= 64")
+	loadErr(t, "budget:\n  tokens: 1e12\n", "budget.tokens", "must be <= 10000000")
+	loadErr(t, "policy:\n  hidden: 100000\n", "policy.hidden", "must be <= 4096", "square of its width")
+	loadErr(t, "tasks:\n  test_per_family: 5000000\n", "tasks.test_per_family", "must be <= 100000")
+	loadErr(t, "sim:\n  env_max_steps: 10000000\n", "sim.env_max_steps", "must be <= 100000")
+	// The bounds themselves are accepted.
+	if _, err := Load(write(t, "steps: 100000\nbatch:\n  tasks: 4096\n  current_rollouts: 64\n")); err != nil {
+		t.Fatal(err)
+	}
+}
