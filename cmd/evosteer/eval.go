@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/evosteer/evosteer-go/internal/paradigms"
-	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/stages/evaluate"
 )
 
@@ -34,10 +33,11 @@ benchmark the mean ± std over runs, IID and OOD blocks each with an Avg row who
 sqrt(Σσ²)/n. Prints the table.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			r, err := rundir.Open(run)
+			r, err := openLocked(run)
 			if err != nil {
 				return err
 			}
+			defer r.Unlock()
 			if step <= 0 {
 				step = evaluate.LatestStep(r)
 			}

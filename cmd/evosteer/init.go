@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
@@ -23,7 +24,9 @@ func newInitCmd() *cobra.Command {
 		Short: "Create a run folder with its resolved configuration",
 		Long: `Create the run folder DIR with run.yaml: the resolved configuration (the built-in
 pipeline.yaml with --config overlaid), its sha256 and the code version. Every stage checks that
-hash, so a run's configuration cannot drift. DIR must not exist or be empty.
+hash, so a run's configuration cannot drift. DIR must not exist or be empty. The run is built
+in a temporary folder beside DIR (.NAME.init-*) and renamed into place, so an interrupted init
+leaves no run; the next init of DIR removes what it left.
 
 With the simulated world (executor.backend: sim) it also writes the task records:
 tasks/train.arrow (tasks.train_per_family per IID family) and tasks/test.arrow
@@ -33,12 +36,19 @@ tasks/train.arrow (tasks.train_per_family per IID family) and tasks/test.arrow
 rows with split "train" go to tasks/train.arrow, rows with split "test" to tasks/test.arrow.
 Every row's family must be in families or ood_families of the configuration.
 
+A step never holds a task twice: a family with fewer training tasks than its share of
+batch.tasks gives each of them once a step, so its steps are smaller; init notes such families.
+
 It writes step 0's learner, step-000000/update/checkpoint/learner.arrow: the policy network with
 its adapter at zero (π_θ = ρ), b_ψ = 0 and fresh heads, which step 1 rolls out.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := initRun(cmd, run, path, ablate, taskFiles)
-			return err
+			r, err := initRun(cmd, run, path, ablate, taskFiles)
+			if err != nil {
+				return err
+			}
+			r.Unlock()
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&path, "config", "", "configuration file overlaid on the built-in pipeline.yaml")
@@ -50,7 +60,7 @@ its adapter at zero (π_θ = ρ), b_ψ = 0 and fresh heads, which step 1 rolls o
 }
 
 // initRun creates a run folder: the configuration (--config with --ablate switched on), the task
-// records, and step 0's learner.
+// records, and step 0's learner. The run it returns holds its lock.
 func initRun(cmd *cobra.Command, run, path string, ablate, taskFiles []string) (*rundir.Run, error) {
 	cfg, err := loadConfig(path)
 	if err != nil {
@@ -68,7 +78,51 @@ func initRun(cmd *cobra.Command, run, path string, ablate, taskFiles []string) (
 		return nil, err
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "initialised run %s in %s (config sha256 %s)\n", r.Name, r.Dir, cfg.SHA256())
+	notes, err := smallPools(r)
+	if err != nil {
+		r.Unlock()
+		return nil, err
+	}
+	for _, n := range notes {
+		fmt.Fprintln(cmd.ErrOrStderr(), "note:", n)
+	}
 	return r, nil
+}
+
+// smallPools names the families with fewer training tasks than their share of a step's batch:
+// a step never holds a task twice (rollout.Schedule), so their steps hold fewer tasks than
+// batch.tasks.
+func smallPools(r *rundir.Run) ([]string, error) {
+	path := r.TasksPath("train")
+	if _, err := os.Stat(path); err != nil {
+		return nil, nil // no training tasks yet (a backend that brings its own)
+	}
+	train, err := tasks.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	per := map[string]int{}
+	for _, t := range train {
+		per[t.Family]++
+	}
+	active := 0
+	for _, f := range r.Config.Families {
+		if per[f] > 0 {
+			active++
+		}
+	}
+	if active == 0 {
+		return nil, nil
+	}
+	batch := r.Config.Batch.Tasks
+	share := (batch + active - 1) / active
+	var notes []string
+	for _, f := range r.Config.Families {
+		if n := per[f]; n > 0 && n < share {
+			notes = append(notes, fmt.Sprintf("family %s has %d training tasks, fewer than its share of a step's batch (up to %d of batch.tasks %d over %d families): a step uses each of them once, so steps hold fewer than %d tasks", f, n, share, batch, active, batch))
+		}
+	}
+	return notes, nil
 }
 
 // writeSimTasks generates the simulated world's task records into a new run: training tasks of

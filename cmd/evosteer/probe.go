@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/stages/probe"
 )
 
@@ -56,10 +55,11 @@ The same run, step and flags give byte-identical files; evosteer report shows ev
 			if !cmd.Flags().Changed("step") {
 				return fmt.Errorf("probe: --step is required (0 probes the untrained learner)")
 			}
-			r, err := rundir.Open(run)
+			r, err := openLocked(run)
 			if err != nil {
 				return err
 			}
+			defer r.Unlock()
 			log := cmd.ErrOrStderr()
 			start := time.Now()
 			res, err := probe.Run(cmd.Context(), r, probe.Options{Step: step, Tasks: tasks, Continuations: continuations,

@@ -35,6 +35,7 @@ several machines can share one step; every later stage reads all shards.`,
 				if sh, err = rollout.ParseShard(shard); err != nil {
 					return err
 				}
+				f.shared = sh.Count > 1
 			}
 			log := cmd.ErrOrStderr()
 			r, err := f.runStage(cmd, log, func(r *rundir.Run) rundir.Stage {

@@ -15,6 +15,9 @@ type stageFlags struct {
 	run   string
 	step  int
 	force bool
+	// shared: the stage is a shard that other processes may write beside this one, so it takes
+	// the run's lock shared.
+	shared bool
 }
 
 func (f *stageFlags) register(cmd *cobra.Command) {
@@ -25,7 +28,8 @@ func (f *stageFlags) register(cmd *cobra.Command) {
 	cmd.MarkFlagRequired("step")
 }
 
-// runStage opens the run and runs one stage through the stage runner, reporting on w.
+// runStage opens the run and runs one stage through the stage runner, reporting on w. It holds
+// the run's lock while the stage runs.
 func (f *stageFlags) runStage(cmd *cobra.Command, w io.Writer, build func(r *rundir.Run) rundir.Stage) (*rundir.Run, error) {
 	if f.step < 1 {
 		return nil, fmt.Errorf("--step must be >= 1, got %d", f.step)
@@ -34,6 +38,14 @@ func (f *stageFlags) runStage(cmd *cobra.Command, w io.Writer, build func(r *run
 	if err != nil {
 		return nil, err
 	}
+	lock := r.Lock
+	if f.shared {
+		lock = r.LockShared
+	}
+	if err := lock(); err != nil {
+		return nil, err
+	}
+	defer r.Unlock()
 	st := build(r)
 	start := time.Now()
 	res, err := r.RunStage(cmd.Context(), f.step, st, f.force)

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -29,10 +31,11 @@ Prints one line per stage and a summary of the step.`,
 			if f.step < 1 {
 				return fmt.Errorf("--step must be >= 1, got %d", f.step)
 			}
-			r, err := rundir.Open(f.run)
+			r, err := openLocked(f.run)
 			if err != nil {
 				return err
 			}
+			defer r.Unlock()
 			log := cmd.ErrOrStderr()
 			if err := pipeline.Step(cmd.Context(), r, f.step, f.force, stageLine(log, 0)); err != nil {
 				return err
@@ -62,6 +65,10 @@ starts it verifies every step already on disk against its manifest (configuratio
 sha256 of every output) and stops with the mismatch named when the run was changed outside the
 pipeline.
 
+One process writes a run at a time: train holds the run's lock (DIR/.lock) while it runs, and
+another writer (train, step, a stage command, eval, probe) stops at once naming its pid; sql,
+inspect and report read without waiting. A killed train releases the lock with its process.
+
 Progress: a bar on a terminal, otherwise one log line per stage; after each step a summary line
 with the mean reward of θ (current) and ρ (natural reference) episodes, the AnchorTB loss and its
 reference level, the alpha spent by skill admission, and the library.`,
@@ -74,6 +81,7 @@ reference level, the alpha spent by skill admission, and the library.`,
 			if err != nil {
 				return err
 			}
+			defer r.Unlock()
 			if steps <= 0 {
 				steps = r.Config.Steps
 			}
@@ -118,15 +126,37 @@ reference level, the alpha spent by skill admission, and the library.`,
 }
 
 // openOrInit opens the run, or initialises it when the folder has no run.yaml; --config and
-// --ablate only apply to a new run.
+// --ablate only apply to a new run. The run it returns holds its lock.
 func openOrInit(cmd *cobra.Command, run, config string, ablate []string) (*rundir.Run, error) {
-	if _, err := os.Stat(run + "/" + rundir.RunFileName); err == nil {
-		if config != "" || len(ablate) > 0 {
-			return nil, fmt.Errorf("%s is an existing run: its configuration is fixed (run.yaml); --config and --ablate apply only to a new run", run)
+	runFile := filepath.Join(run, rundir.RunFileName)
+	if _, err := os.Stat(runFile); err != nil {
+		r, err := initRun(cmd, run, config, ablate, nil)
+		var exists *rundir.ExistsError
+		if !errors.As(err, &exists) {
+			return r, err
 		}
-		return rundir.Open(run)
+		if _, serr := os.Stat(runFile); serr != nil {
+			return nil, err // a folder that is not a run
+		}
+		// Another process created the run meanwhile.
 	}
-	return initRun(cmd, run, config, ablate, nil)
+	if config != "" || len(ablate) > 0 {
+		return nil, fmt.Errorf("%s is an existing run: its configuration is fixed (run.yaml); --config and --ablate apply only to a new run", run)
+	}
+	return openLocked(run)
+}
+
+// openLocked opens a run for a command that writes it: it holds the run's lock, or says which
+// process does.
+func openLocked(dir string) (*rundir.Run, error) {
+	r, err := rundir.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Lock(); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // stageLine reports each finished stage as a log line.

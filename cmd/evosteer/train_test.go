@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"io/fs"
@@ -13,6 +14,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/evosteer/evosteer-go/internal/rundir"
+	"github.com/evosteer/evosteer-go/schema"
 )
 
 // TestMain lets a test run this binary as the CLI (EVOSTEER_TEST_CLI=1), so that a real process
@@ -51,20 +55,109 @@ func runFiles(t *testing.T, dir string) map[string]string {
 	return out
 }
 
-// TestTrainResumesToTheSameFiles kills `evosteer train` (SIGKILL, a real process) at random
-// points, resumes it until it finishes, and checks that every file hashes the same as in an
-// uninterrupted run; then that a run changed outside the pipeline is refused on resume.
+// cliProcess is `evosteer` run as a real process (this test binary, see TestMain), with its
+// standard error as lines.
+type cliProcess struct {
+	cmd   *exec.Cmd
+	lines chan string // closed when the process has exited
+	done  chan error  // its exit
+}
+
+// startCLI starts `evosteer args...` as a process.
+func startCLI(t *testing.T, args ...string) *cliProcess {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "EVOSTEER_TEST_CLI=1", "EVOSTEER_TEST_ARGS="+strings.Join(args, " "))
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = w // a file: the child writes to it directly, and EOF means it has exited
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	p := &cliProcess{cmd: cmd, lines: make(chan string, 1024), done: make(chan error, 1)}
+	go func() {
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			p.lines <- sc.Text()
+		}
+		r.Close()
+		close(p.lines)
+		p.done <- cmd.Wait()
+	}()
+	t.Cleanup(func() { cmd.Process.Kill() })
+	return p
+}
+
+// kill ends the process with SIGKILL and waits for it.
+func (p *cliProcess) kill() {
+	p.cmd.Process.Kill()
+	for range p.lines {
+	}
+	<-p.done
+}
+
+// killAfter kills the process a delay after its n-th finished stage (n = 0: a delay after its
+// start). It reports false when the process exited first.
+func (p *cliProcess) killAfter(n int, delay time.Duration) bool {
+	var countdown <-chan time.Time
+	if n == 0 {
+		countdown = time.After(delay)
+	}
+	for {
+		select {
+		case line, ok := <-p.lines:
+			if !ok {
+				return false
+			}
+			if strings.Contains(line, " done in ") {
+				if n--; n == 0 {
+					countdown = time.After(delay)
+				}
+			}
+		case <-countdown:
+			p.kill()
+			return true
+		}
+	}
+}
+
+// waitLine waits for a line of standard error containing s, failing the test when the process
+// exits first.
+func (p *cliProcess) waitLine(t *testing.T, s string) string {
+	t.Helper()
+	var seen []string
+	for line := range p.lines {
+		if strings.Contains(line, s) {
+			return line
+		}
+		seen = append(seen, line)
+	}
+	t.Fatalf("the process exited (%v) without printing %q:\n%s", <-p.done, s, strings.Join(seen, "\n"))
+	return ""
+}
+
+// TestTrainResumesToTheSameFiles kills `evosteer train` (SIGKILL, a real process) at points tied
+// to its progress — a random share of a stage's mean time after its 0th, 1st or 2nd finished
+// stage, so kills land during init, in stages and between them on a fast machine and a slow one
+// alike — resumes it, lets the attempt after the last kill run to the end, and checks that every
+// file hashes the same as in an uninterrupted run; then that a run changed outside the pipeline
+// is refused on resume.
 func TestTrainResumesToTheSameFiles(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: trains three small runs")
+		t.Skip("-short: trains four small runs")
 	}
 	cfg := filepath.Join(t.TempDir(), "small.yaml")
 	writeFile(t, cfg, trainConfig)
-	const steps = "3"
+	const steps, maxKills = "3", 6
 	ref := filepath.Join(t.TempDir(), "demo")
+	start := time.Now()
 	if out, err := run(t, "", "train", "--run", ref, "--config", cfg, "--steps", steps); err != nil {
 		t.Fatalf("uninterrupted train: %v\n%s", err, out)
 	}
+	stageTime := time.Since(start) / (3 * 6)
 	want := runFiles(t, ref)
 	if len(want) < 3*10 {
 		t.Fatalf("only %d files in the uninterrupted run", len(want))
@@ -73,33 +166,28 @@ func TestTrainResumesToTheSameFiles(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, 0))
 		dir := filepath.Join(t.TempDir(), "demo")
 		kills := 0
-		for attempt := 0; ; attempt++ {
-			if attempt > 40 {
-				t.Fatalf("seed %d: train did not finish after %d kills", seed, kills)
+		for {
+			args := []string{"train", "--run", dir, "--steps", steps}
+			if _, err := os.Stat(filepath.Join(dir, "run.yaml")); err != nil {
+				args = append(args, "--config", cfg) // the run is not created yet
 			}
-			args := "train --run " + dir + " --steps " + steps
-			if attempt == 0 {
-				args += " --config " + cfg
-			}
-			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), "EVOSTEER_TEST_CLI=1", "EVOSTEER_TEST_ARGS="+args)
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Fatalf("seed %d attempt %d: train failed: %v", seed, attempt, err)
+			p := startCLI(t, args...)
+			if kills == maxKills {
+				for range p.lines {
 				}
-			case <-time.After(time.Duration(150+rng.IntN(1200)) * time.Millisecond):
-				cmd.Process.Kill()
-				<-done
-				kills++
-				continue
+				if err := <-p.done; err != nil {
+					t.Fatalf("seed %d: train after %d kills failed: %v", seed, kills, err)
+				}
+				break
 			}
-			break
+			// Kill a random share of a stage's mean time after its 0th, 1st or 2nd finished stage.
+			if !p.killAfter(rng.IntN(3), time.Duration(rng.Float64()*float64(stageTime))) {
+				if err := <-p.done; err != nil {
+					t.Fatalf("seed %d: train failed after %d kills: %v", seed, kills, err)
+				}
+				break // it finished first
+			}
+			kills++
 		}
 		got := runFiles(t, dir)
 		for name, sum := range want {
@@ -119,5 +207,45 @@ func TestTrainResumesToTheSameFiles(t *testing.T) {
 	writeFile(t, victim, string(data))
 	if out, err := run(t, "", "train", "--run", ref, "--steps", steps); err == nil || !strings.Contains(err.Error(), "step-000002/update/losses.arrow") {
 		t.Fatalf("changed run resumed: %v\n%s", err, out)
+	}
+}
+
+// TestSmallTaskPool trains a run whose families have fewer training tasks (1) than their share
+// of a step's batch (2 of 12 over 6 families): init says so, every step uses each task once, so
+// its episode ids are unique, and training goes through.
+func TestSmallTaskPool(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "demo")
+	cfg := filepath.Join(t.TempDir(), "small.yaml")
+	writeFile(t, cfg, "batch:\n  tasks: 12\ntasks:\n  train_per_family: 1\n  test_per_family: 1\n")
+	out, err := run(t, "", "train", "--run", dir, "--config", cfg, "--steps", "2")
+	if err != nil {
+		t.Fatalf("train: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "note: family hotpotqa has 1 training tasks, fewer than its share of a step's batch (up to 2 of batch.tasks 12 over 6 families)") {
+		t.Errorf("init did not note the small pools:\n%s", out)
+	}
+	r, err := rundir.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for step := 1; step <= 2; step++ {
+		paths, err := rundir.Shards(r.StageDir(step, "rollout"), "episodes")
+		if err != nil {
+			t.Fatal(err)
+		}
+		eps, err := schema.ReadFiles[schema.EpisodeRow](schema.Episodes, paths)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids, tasks := map[string]bool{}, map[string]bool{}
+		for _, e := range eps {
+			if ids[e.EpisodeID] {
+				t.Errorf("step %d: episode %s twice", step, e.EpisodeID)
+			}
+			ids[e.EpisodeID], tasks[e.TaskID] = true, true
+		}
+		if len(tasks) != 6 || len(ids) < 6*4 {
+			t.Errorf("step %d: %d tasks, %d episodes; want the 6 tasks, 2 θ and 2 ρ episodes each", step, len(tasks), len(ids))
+		}
 	}
 }

@@ -152,6 +152,7 @@ func runOne(ctx context.Context, o Options, s spec, logf func(string, ...any)) e
 	if err != nil {
 		return err
 	}
+	defer r.Unlock()
 	timings, err := os.OpenFile(filepath.Join(o.Dir, TimingsFolder, s.name()+".tsv"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err
@@ -188,7 +189,7 @@ func runOne(ctx context.Context, o Options, s spec, logf func(string, ...any)) e
 }
 
 // openOrInit opens the run folder made by an earlier call of the study, checking it was made
-// with the same configuration, or creates it.
+// with the same configuration, or creates it; the run it returns holds its lock.
 func openOrInit(ctx context.Context, dir string, cfg *config.Config, version string) (*rundir.Run, error) {
 	if _, err := os.Stat(filepath.Join(dir, "run.yaml")); err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
@@ -206,6 +207,9 @@ func openOrInit(ctx context.Context, dir string, cfg *config.Config, version str
 	}
 	if _, err := os.Stat(learner.Path(r, 0)); err != nil {
 		return nil, fmt.Errorf("run %s has no step-0 learner (an interrupted init?): remove it and start again: %w", dir, err)
+	}
+	if err := r.Lock(); err != nil {
+		return nil, err
 	}
 	return r, nil
 }

@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
 	"github.com/evosteer/evosteer-go/internal/config"
@@ -14,16 +13,19 @@ import (
 )
 
 // Init creates the run folder dir with cfg (populate writes its task files) and step 0's
-// learner, the untrained π_θ = ρ that step 1 rolls out.
+// learner, the untrained π_θ = ρ that step 1 rolls out. Both are written before the folder
+// appears (rundir.Init), so an interrupted Init leaves no run behind. The returned run holds
+// its lock.
 func Init(ctx context.Context, dir string, cfg *config.Config, version string, populate func(*rundir.Run) error) (*rundir.Run, error) {
-	r, err := rundir.Init(dir, cfg, version, populate)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := r.RunStage(ctx, 0, update.Initial(r), false); err != nil {
-		return nil, fmt.Errorf("init %s: %w", dir, err)
-	}
-	return r, nil
+	return rundir.Init(dir, cfg, version, func(r *rundir.Run) error {
+		if populate != nil {
+			if err := populate(r); err != nil {
+				return err
+			}
+		}
+		_, err := r.RunStage(ctx, 0, update.Initial(r), false)
+		return err
+	})
 }
 
 // WriteSimTasks writes the simulated world's task records of a run (nothing for other

@@ -24,6 +24,8 @@ type Run struct {
 	Name        string
 	Config      *config.Config
 	CodeVersion string // the code that initialised the run
+
+	lock *os.File // the run's lock, while this Run holds it (Lock)
 }
 
 // runFile is run.yaml: the resolved configuration with its hash, so an edit is caught on load.
@@ -37,26 +39,44 @@ type runFile struct {
 
 const runFileHeader = "# Written by `evosteer init`. Do not edit: every stage checks config_sha256.\n"
 
-// Init creates a run folder: the tasks folder, whatever populate writes (the task records), and
-// run.yaml last, so a folder with run.yaml is complete; on failure the new folder is removed. It
-// refuses a folder that exists and is not empty, so a run is never overwritten by accident.
+// Init creates a run folder: the tasks folder, whatever populate writes (the task records and
+// step 0), and run.yaml. It builds them in a temporary folder beside dir (.NAME.init-*) and
+// renames that into place last, so dir appears complete or not at all: a process killed during
+// Init leaves only the temporary folder, which the next Init removes. It refuses a folder that
+// exists and is not empty (*ExistsError), so a run is never overwritten by accident. The
+// returned Run holds the run's lock (Lock), taken before populate ran; Unlock releases it.
 func Init(dir string, cfg *config.Config, codeVersion string, populate func(*Run) error) (_ *Run, err error) {
-	entries, err := os.ReadDir(dir)
-	switch {
-	case err == nil && len(entries) > 0:
-		return nil, fmt.Errorf("init %s: folder exists and is not empty; choose another --run or remove it", dir)
-	case err != nil && !errors.Is(err, fs.ErrNotExist):
+	removeAbandoned(filepath.Clean(dir))
+	target, err := newRunTarget(dir)
+	if err != nil {
+		return nil, err
+	}
+	if target != filepath.Clean(dir) {
+		removeAbandoned(target)
+	}
+	parent := filepath.Dir(target)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, fmt.Errorf("init %s: %w", dir, err)
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "tasks"), 0o755); err != nil {
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(target)+initSuffix)
+	if err != nil {
 		return nil, fmt.Errorf("init %s: %w", dir, err)
 	}
+	r := &Run{Dir: tmp, Name: filepath.Base(filepath.Clean(dir)), Config: cfg, CodeVersion: codeVersion}
 	defer func() {
 		if err != nil {
-			os.RemoveAll(dir)
+			r.Unlock()
+			os.RemoveAll(tmp)
 		}
 	}()
-	r := &Run{Dir: dir, Name: filepath.Base(filepath.Clean(dir)), Config: cfg, CodeVersion: codeVersion}
+	// Held from here on, the lock tells removeAbandoned this temporary folder is alive; after
+	// the rename it is the run's lock.
+	if err := r.Lock(); err != nil {
+		return nil, fmt.Errorf("init %s: %w", dir, err)
+	}
+	if err := os.Mkdir(filepath.Join(tmp, "tasks"), 0o755); err != nil {
+		return nil, fmt.Errorf("init %s: %w", dir, err)
+	}
 	if populate != nil {
 		if err := populate(r); err != nil {
 			return nil, fmt.Errorf("init %s: %w", dir, err)
@@ -67,10 +87,75 @@ func Init(dir string, cfg *config.Config, codeVersion string, populate func(*Run
 	if err != nil {
 		return nil, fmt.Errorf("init %s: %w", dir, err)
 	}
-	if err := atomicfile.WriteBytes(filepath.Join(dir, RunFileName), append([]byte(runFileHeader), out...), 0o644); err != nil {
+	if err := atomicfile.WriteBytes(filepath.Join(tmp, RunFileName), append([]byte(runFileHeader), out...), 0o644); err != nil {
 		return nil, fmt.Errorf("init %s: %w", dir, err)
 	}
+	// rename(2) replaces an empty folder and fails on a non-empty one, so of two processes
+	// creating the same run one wins and the other is told the folder exists.
+	if err := os.Rename(tmp, target); err != nil {
+		if entries, rerr := os.ReadDir(target); rerr == nil && len(entries) > 0 {
+			return nil, &ExistsError{Dir: dir}
+		}
+		return nil, fmt.Errorf("init %s: %w", dir, err)
+	}
+	if err := atomicfile.SyncDir(parent); err != nil {
+		return nil, fmt.Errorf("init %s: %w", dir, err)
+	}
+	r.Dir = dir
 	return r, nil
+}
+
+// initSuffix marks the temporary folder of a run being created: .NAME.init-RANDOM.
+const initSuffix = ".init-"
+
+// ExistsError is Init's answer for a folder that exists and is not empty.
+type ExistsError struct{ Dir string }
+
+func (e *ExistsError) Error() string {
+	what := "a run"
+	if _, err := os.Stat(filepath.Join(e.Dir, RunFileName)); err != nil {
+		what = "no " + RunFileName + ", so it is not a run"
+	}
+	return fmt.Sprintf("init %s: folder exists and is not empty (it holds %s); choose another --run or remove it", e.Dir, what)
+}
+
+// newRunTarget is the path Init renames the new run to: dir, or the folder it links to when
+// it is an existing (empty) folder; an existing folder that is not empty is an *ExistsError.
+func newRunTarget(dir string) (string, error) {
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return filepath.Clean(dir), nil
+	case err != nil:
+		return "", fmt.Errorf("init %s: %w", dir, err)
+	case len(entries) > 0:
+		return "", &ExistsError{Dir: dir}
+	}
+	target, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", fmt.Errorf("init %s: %w", dir, err)
+	}
+	return target, nil
+}
+
+// removeAbandoned removes the temporary folders of creations of the run folder dir whose
+// process died: their lock is free. A folder without a lock file is its creator's first
+// instant, or a leftover; only one older than a minute is removed.
+func removeAbandoned(dir string) {
+	tmps, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), "."+filepath.Base(dir)+initSuffix+"*"))
+	for _, tmp := range tmps {
+		lock := filepath.Join(tmp, LockName)
+		if _, err := os.Stat(lock); err != nil {
+			if info, err := os.Stat(tmp); err == nil && time.Since(info.ModTime()) > time.Minute {
+				os.RemoveAll(tmp)
+			}
+			continue
+		}
+		if f, _, err := tryLock(lock, false); err == nil {
+			os.RemoveAll(tmp)
+			f.Close()
+		}
+	}
 }
 
 // Open loads a run folder, checking that run.yaml's configuration still has its recorded hash.

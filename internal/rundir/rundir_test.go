@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/schema"
 )
 
 func newRun(t *testing.T) *Run {
@@ -244,4 +245,63 @@ func TestVerifyCatchesChangedOutputs(t *testing.T) {
 	if err := r.Verify(1); err == nil || !strings.Contains(err.Error(), "out.txt") {
 		t.Fatalf("missing output: %v", err)
 	}
+}
+
+// A manifest carries the sha256 of itself: one edited or written by hand is refused, naming the
+// file, instead of deciding which stages are up to date (an emptied manifest would otherwise have
+// the stage recomputed, an edited output hash would hide a changed output).
+func TestHandMadeManifestIsRefused(t *testing.T) {
+	ctx := context.Background()
+	r := newRun(t)
+	os.WriteFile(filepath.Join(r.Dir, "in.txt"), []byte("a"), 0o644)
+	runs := 0
+	if _, err := r.RunStage(ctx, 1, copyStage("in.txt", &runs), false); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(r.StepDir(1), ManifestName)
+	good, _ := os.ReadFile(path)
+	if res, err := r.RunStage(ctx, 1, copyStage("in.txt", &runs), false); err != nil || !res.Skipped {
+		t.Fatalf("untouched manifest: skipped %v, %v", res.Skipped, err)
+	}
+	out := filepath.Join(r.StageDir(1, "copy"), "out.txt")
+	os.WriteFile(out, []byte("forged"), 0o644)
+	forgedSum, _ := schema.SHA256File(out)
+	for name, manifest := range map[string]string{
+		"emptied":    `{"step": 1, "stages": {}}`,
+		"rehashed":   strings.Replace(string(good), r.mustOutputSum(t, 1, "copy", "step-000001/copy/out.txt"), forgedSum, 1),
+		"reindented": strings.ReplaceAll(string(good), "  ", "\t"),
+		"extra key":  strings.Replace(string(good), `"step": 1,`, `"step": 1, "note": "x",`, 1),
+	} {
+		if name != "reindented" && manifest == string(good) {
+			t.Fatalf("%s: the test did not change the manifest", name)
+		}
+		os.WriteFile(path, []byte(manifest), 0o644)
+		_, err := r.RunStage(ctx, 1, copyStage("in.txt", &runs), false)
+		if name == "reindented" { // the same content, laid out otherwise, is the same manifest
+			if err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "not written by the stage runner") && !strings.Contains(err.Error(), `unknown field "note"`) {
+			t.Errorf("%s manifest accepted: %v", name, err)
+		}
+		if err := r.Verify(1); err == nil || !strings.Contains(err.Error(), path) {
+			t.Errorf("%s manifest passed Verify: %v", name, err)
+		}
+	}
+}
+
+// mustOutputSum is the sha256 the step's manifest records for one output of a stage.
+func (r *Run) mustOutputSum(t *testing.T, step int, stage, rel string) string {
+	t.Helper()
+	m, err := r.ReadManifest(step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := m.Stages[stage].Outputs[rel]
+	if sum == "" {
+		t.Fatalf("no output %s recorded", rel)
+	}
+	return sum
 }

@@ -1,7 +1,10 @@
 package rundir
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,6 +28,22 @@ const ManifestName = "manifest.json"
 type Manifest struct {
 	Step   int                    `json:"step"`
 	Stages map[string]StageRecord `json:"stages"`
+	// SHA256 is the sha256 of the manifest's compact JSON with this field empty. A manifest
+	// edited or made by hand does not match it and is refused, instead of deciding which stages
+	// are up to date.
+	SHA256 string `json:"sha256,omitempty"`
+}
+
+// checksum is the sha256 of m's compact JSON without its SHA256 (encoding/json writes map keys
+// sorted, so equal manifests give equal bytes).
+func (m Manifest) checksum() (string, error) {
+	m.SHA256 = ""
+	data, err := json.Marshal(m)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:]), nil
 }
 
 // StageRecord is what one completed stage read and wrote. Paths are relative to the run folder.
@@ -86,8 +105,25 @@ func (r *Run) ReadManifest(step int) (*Manifest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read manifest: %w", err)
 	}
-	if err := json.Unmarshal(data, m); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(m); err != nil {
 		return nil, fmt.Errorf("read manifest %s: %w", path, err)
+	}
+	want, err := m.checksum()
+	if err != nil {
+		return nil, fmt.Errorf("read manifest %s: %w", path, err)
+	}
+	refuse := func(why string) (*Manifest, error) {
+		return nil, fmt.Errorf("manifest %s %s: it was not written by the stage runner (edited, made by hand, or from an older evosteer); remove %s to recompute the step, or start a new run", path, why, r.StepDir(step))
+	}
+	switch {
+	case m.SHA256 == "":
+		return refuse("has no sha256 of itself")
+	case m.SHA256 != want:
+		return refuse(fmt.Sprintf("does not match its sha256 (recorded %s, its content hashes to %s)", m.SHA256, want))
+	case m.Step != step:
+		return refuse(fmt.Sprintf("is of step %d", m.Step))
 	}
 	if m.Stages == nil {
 		m.Stages = map[string]StageRecord{}
@@ -243,6 +279,9 @@ func (r *Run) record(step int, key string, rec StageRecord) error {
 		return err
 	}
 	m.Stages[key] = rec
+	if m.SHA256, err = m.checksum(); err != nil {
+		return err
+	}
 	data, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err

@@ -91,6 +91,13 @@ func run(ctx context.Context, sc *rundir.StageContext, shard Shard, progress Pro
 	if err != nil {
 		return err
 	}
+	seen := make(map[string]bool, len(train))
+	for _, t := range train {
+		if seen[t.ID] {
+			return fmt.Errorf("%s: task %s appears twice; episode ids name the task, so task ids must be unique", sc.Run.TasksPath("train"), t.ID)
+		}
+		seen[t.ID] = true
+	}
 	exec, err := NewExecutor(cfg)
 	if err != nil {
 		return err

@@ -308,3 +308,21 @@ func TestPairedArms(t *testing.T) {
 		}
 	}
 }
+
+// A training task file that holds a task twice (made by hand: init refuses repeated ids) is
+// refused, naming the file and the task, instead of rolling out episodes with the same id.
+func TestRepeatedTaskIDIsRefused(t *testing.T) {
+	r := smallRun(t, t.TempDir(), nil)
+	train, err := tasks.ReadFile(r.TasksPath("train"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	train = append(train, train[0])
+	if err := tasks.WriteFile(r.TasksPath("train"), schema.Lineage{Run: r.Name, Stage: "init", ConfigSHA256: r.Config.SHA256()}, train); err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.RunStage(context.Background(), 1, Stage(r, 1, Shard{1, 1}, nil), false)
+	if err == nil || !strings.Contains(err.Error(), r.TasksPath("train")) || !strings.Contains(err.Error(), "task "+train[0].ID+" appears twice") {
+		t.Fatalf("repeated task: %v", err)
+	}
+}

@@ -6,6 +6,12 @@ import sys
 def _evosteer_confine(cfg):
     import resource
 
+    if cfg["proc"]:  # a fresh /proc of the run's PID namespace (sandbox.go: mountProc)
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.mount(b"proc", b"/proc", b"proc", 2 | 4 | 8, None) != 0:  # nosuid, nodev, noexec
+            raise OSError(ctypes.get_errno(), "mount /proc")
     for name, soft, hard in cfg["rlimits"]:
         resource.setrlimit(getattr(resource, name), (soft, hard))
     if cfg["landlock"]:

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -91,5 +92,48 @@ func countTasks(uid int) int {
 			}
 		}
 	}
+	return n
+}
+
+// mountProc mounts a fresh proc filesystem on /proc (nosuid, nodev, noexec): what boot.py does
+// first when the sandbox has a private /proc, and the probe of whether the host allows it.
+const mountProc = `import ctypes, os
+_libc = ctypes.CDLL(None, use_errno=True)
+if _libc.mount(b"proc", b"/proc", b"proc", 2 | 4 | 8, None) != 0:
+    raise OSError(ctypes.get_errno(), "mount /proc")
+`
+
+// diskPoll is how often the bytes of a run's folder are measured.
+const diskPoll = 50 * time.Millisecond
+
+// watchDisk calls over once when the files under dir hold more than limit bytes (their apparent
+// sizes, so a sparse file counts whole), measuring every diskPoll until stop is closed.
+func watchDisk(dir string, limit int64, stop <-chan struct{}, over func()) {
+	tick := time.NewTicker(diskPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+			if dirBytes(dir) > limit {
+				over()
+				return
+			}
+		}
+	}
+}
+
+// dirBytes sums the sizes of the files under dir that can be listed.
+func dirBytes(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
 	return n
 }

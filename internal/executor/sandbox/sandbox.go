@@ -40,12 +40,28 @@ var boot string
 
 // Limits bound one run.
 type Limits struct {
-	CPU       time.Duration // CPU time (RLIMIT_CPU, whole seconds, rounded up)
-	Wall      time.Duration // wall time, after which the process group is killed
-	Memory    int64         // address space in bytes (RLIMIT_AS)
-	FileSize  int64         // largest file the program may write, in bytes (RLIMIT_FSIZE)
-	OpenFiles int           // open file descriptors (RLIMIT_NOFILE)
-	Processes int           // processes and threads the program may add (RLIMIT_NPROC)
+	CPU      time.Duration // CPU time (RLIMIT_CPU, whole seconds, rounded up)
+	Wall     time.Duration // wall time, after which the process group is killed
+	Memory   int64         // address space in bytes (RLIMIT_AS)
+	FileSize int64         // largest file the program may write, in bytes (RLIMIT_FSIZE)
+	// Disk bounds the bytes of every file in the run's folder together (0: DiskFiles × FileSize).
+	// It is measured every diskPoll and the program is killed when over, so it holds to within
+	// what the program writes in one interval, against a runaway program; a program that hides
+	// files from the parent (a folder it may write but not list) escapes the count.
+	Disk      int64
+	OpenFiles int // open file descriptors (RLIMIT_NOFILE)
+	Processes int // processes and threads the program may add (RLIMIT_NPROC)
+}
+
+// DiskFiles is how many files of the largest size a run's folder may hold when Limits.Disk is 0.
+const DiskFiles = 8
+
+// disk is the bound on the run folder's bytes.
+func (l Limits) disk() int64 {
+	if l.Disk > 0 {
+		return l.Disk
+	}
+	return DiskFiles * l.FileSize
 }
 
 func (l Limits) check() error {
@@ -56,6 +72,8 @@ func (l Limits) check() error {
 		return fmt.Errorf("limits: memory %d bytes is below 64 MiB, too small for the interpreter", l.Memory)
 	case l.FileSize < 1, l.OpenFiles < 16, l.Processes < 1:
 		return fmt.Errorf("limits: file size %d, open files %d (>= 16), processes %d must be positive", l.FileSize, l.OpenFiles, l.Processes)
+	case l.Disk < 0:
+		return fmt.Errorf("limits: disk %d bytes must be >= 0 (0: %d × the file size)", l.Disk, DiskFiles)
 	}
 	return nil
 }
@@ -79,13 +97,14 @@ type Config struct {
 // Isolation says which layers a Sandbox uses.
 type Isolation struct {
 	Namespaces   bool // network and PID namespaces
+	PrivateProc  bool // a mount namespace with its own /proc: the program sees only its processes
 	UID          int  // the user programs run as
 	Landlock     int  // Landlock ABI in use; 0 = none
 	ProcessLimit bool // RLIMIT_NPROC holds (it does not bind root)
 }
 
 func (i Isolation) String() string {
-	return fmt.Sprintf("namespaces=%t uid=%d landlock=%d process_limit=%t", i.Namespaces, i.UID, i.Landlock, i.ProcessLimit)
+	return fmt.Sprintf("namespaces=%t private_proc=%t uid=%d landlock=%d process_limit=%t", i.Namespaces, i.PrivateProc, i.UID, i.Landlock, i.ProcessLimit)
 }
 
 // Sandbox runs programs; it is safe for concurrent use.
@@ -96,7 +115,8 @@ type Sandbox struct {
 	slots  chan struct{}
 	iso    Isolation
 	clone  uintptr
-	userns bool // the namespaces include a user namespace (not root)
+	userns bool    // the namespaces include a user namespace (not root)
+	ns     uintptr // unshared after the clone: CLONE_NEWNS with a private /proc
 }
 
 // New checks the interpreter and probes which isolation layers the host allows.
@@ -142,6 +162,19 @@ func New(cfg Config) (*Sandbox, error) {
 		}
 	}
 	s.iso.ProcessLimit = s.iso.UID != 0
+	if s.iso.Namespaces {
+		// The host's /proc shows every host process, command lines and, to root, environments
+		// (an API key); a fresh proc mount in the PID namespace shows the run's own. Mounting it
+		// needs privilege in the namespaces, which a program run as nobody without a user
+		// namespace lacks: then the host's /proc stays.
+		s.ns = syscall.CLONE_NEWNS
+		out, err := s.probe(mountProc + "print(sum(p.isdigit() for p in os.listdir('/proc')))")
+		if n, _ := strconv.Atoi(out); err == nil && n >= 1 && n <= 2 {
+			s.iso.PrivateProc = true
+		} else {
+			s.ns = 0
+		}
+	}
 	if !cfg.Disable.Landlock {
 		out, err := s.probe(`import ctypes; l = ctypes.CDLL(None, use_errno=True); l.syscall.restype = ctypes.c_long; print(max(0, l.syscall(444, None, ctypes.c_size_t(0), ctypes.c_uint32(1))))`)
 		if err == nil {
@@ -160,7 +193,8 @@ func (s *Sandbox) Limits() Limits { return s.limits }
 // attr is the process setup of every child: its own process group, killed with the parent,
 // in the probed namespaces, as the probed user.
 func (s *Sandbox) attr() *syscall.SysProcAttr {
-	a := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Cloneflags: s.clone}
+	// Unsharing CLONE_NEWNS makes Go mark / private in the child, so the proc mount stays in it.
+	a := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Cloneflags: s.clone, Unshareflags: s.ns}
 	if s.userns {
 		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
 		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
@@ -185,17 +219,18 @@ func (s *Sandbox) probe(code string) (string, error) {
 
 // Result is the outcome of one run.
 type Result struct {
-	ID         string        // the run's id, carried by each of its processes (environment and arguments)
-	Status     string        // success | failed | timeout | tool_error
-	ExitCode   int           // exit status, or minus the signal that ended the process
-	Stdout     string        // what the program printed (head and tail of very long output)
-	Stderr     string        // what it printed to standard error (same bound)
-	Wall       time.Duration // wall time of the run, queueing excluded
-	CPU        time.Duration // CPU time of the program's main process
-	TimedOut   bool          // the wall limit ended it
-	CPULimited bool          // the CPU limit ended it
-	Contained  bool          // no process of the run outlived it
-	Error      string        // why the sandbox could not run the program (tool_error)
+	ID          string        // the run's id, carried by each of its processes (environment and arguments)
+	Status      string        // success | failed | timeout | tool_error
+	ExitCode    int           // exit status, or minus the signal that ended the process
+	Stdout      string        // what the program printed (head and tail of very long output)
+	Stderr      string        // what it printed to standard error (same bound)
+	Wall        time.Duration // wall time of the run, queueing excluded
+	CPU         time.Duration // CPU time of the program's main process
+	TimedOut    bool          // the wall limit ended it
+	CPULimited  bool          // the CPU limit ended it
+	DiskLimited bool          // its files outgrew Limits.Disk and it was killed
+	Contained   bool          // no process of the run outlived it
+	Error       string        // why the sandbox could not run the program (tool_error)
 }
 
 // Text is what an agent sees of a run: its output (standard error after standard output), or
@@ -217,6 +252,9 @@ func (r Result) Text(wallLimit time.Duration) string {
 		note = fmt.Sprintf("[stopped: the %d s time limit was reached]", int(math.Ceil(wallLimit.Seconds())))
 	case StatusFailed:
 		note = fmt.Sprintf("[exit status %d]", r.ExitCode)
+		if r.DiskLimited {
+			note = "[stopped: the program's files outgrew the sandbox's disk limit]"
+		}
 	case StatusToolError:
 		note = "[sandbox error: " + r.Error + "]"
 	}
@@ -300,11 +338,19 @@ func (s *Sandbox) run(ctx context.Context, id, code string, lim Limits) Result {
 	outputs := pipes.collect()
 
 	pid := cmd.Process.Pid
-	var timedOut, cancelled atomic.Bool
+	var timedOut, cancelled, overDisk atomic.Bool
 	kill := func() { _ = syscall.Kill(-pid, syscall.SIGKILL) }
 	timer := time.AfterFunc(lim.Wall, func() { timedOut.Store(true); kill() })
 	stop := context.AfterFunc(ctx, func() { cancelled.Store(true); kill() })
+	stopWatch := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		watchDisk(dir, lim.disk(), stopWatch, func() { overDisk.Store(true); kill() })
+	}()
 	werr := cmd.Wait()
+	close(stopWatch)
+	<-watched
 	timer.Stop()
 	stop()
 	kill() // background processes of the group die with the call
@@ -339,6 +385,8 @@ func (s *Sandbox) run(ctx context.Context, id, code string, lim Limits) Result {
 		return fail("setup: %s", reason)
 	case timedOut.Load():
 		res.Status, res.TimedOut = StatusTimeout, true
+	case overDisk.Load():
+		res.Status, res.DiskLimited = StatusFailed, true
 	case ws.Signaled() && (ws.Signal() == syscall.SIGXCPU || ws.Signal() == syscall.SIGKILL && res.CPU >= cpuLimit-250*time.Millisecond):
 		res.Status, res.CPULimited = StatusTimeout, true
 	case res.ExitCode == 0:
@@ -373,6 +421,7 @@ func (s *Sandbox) bootConfig(id string, lim Limits) (string, error) {
 			{"RLIMIT_CORE", 0, 0},
 		},
 		"landlock": s.iso.Landlock,
+		"proc":     s.iso.PrivateProc,
 		"read":     readPaths,
 	}
 	b, err := json.Marshal(cfg)

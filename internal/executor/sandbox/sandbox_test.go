@@ -329,3 +329,33 @@ func TestOutputIsBoundedHeadAndTail(t *testing.T) {
 		t.Fatalf("%q", got)
 	}
 }
+
+// RLIMIT_FSIZE bounds each file; Limits.Disk bounds them together: a program that writes file
+// after file is killed once its folder holds more than 8 × FileSize, well before its wall limit.
+func TestDiskLimit(t *testing.T) {
+	for name, s := range modes(t) {
+		t.Run(name, func(t *testing.T) {
+			lim := s.Limits()
+			lim.Wall = 10 * time.Second
+			code := "import time\nfor i in range(200):\n    open('f%d' % i, 'wb').write(b'x' * (512 << 10))\n    time.sleep(0.005)\ntime.sleep(60)\n"
+			res := s.RunWith(context.Background(), code, lim)
+			if res.Status != StatusFailed || !res.DiskLimited || res.TimedOut || !strings.Contains(res.Text(lim.Wall), "disk limit") {
+				t.Fatalf("%+v", res)
+			}
+		})
+	}
+}
+
+// Where the host allows a private /proc, a program sees only its own processes: not the host's
+// (their command lines and, to root, their environments, which hold API keys).
+func TestHostProcessesAreInvisible(t *testing.T) {
+	s := newSandbox(t, Layers{})
+	if !s.Isolation().PrivateProc {
+		t.Skip("this host allows no private /proc")
+	}
+	code := fmt.Sprintf("import os\nprint(sum(p.isdigit() for p in os.listdir('/proc')), os.path.exists('/proc/%d'))\n", os.Getpid())
+	res := s.Run(context.Background(), code)
+	if res.Status != StatusSuccess || strings.TrimSpace(res.Stdout) != "1 False" {
+		t.Fatalf("%+v", res)
+	}
+}

@@ -1,0 +1,80 @@
+package rundir
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// LockName is the run folder's writer lock. A command that writes the run holds it while it
+// runs (flock, so it dies with its process: a killed writer never blocks the next one) and
+// records its pid and command line in it; readers (sql, inspect, report) do not take it.
+const LockName = ".lock"
+
+// LockedError is the answer to a writer when another process holds the run's lock.
+type LockedError struct {
+	Dir    string
+	Holder string // "pid N: command line" as the holder recorded it; "" when not yet recorded
+}
+
+func (e *LockedError) Error() string {
+	holder := e.Holder
+	if holder == "" {
+		holder = "a process that has not recorded its pid yet"
+	}
+	return fmt.Sprintf("run %s is being written by %s; wait for it to finish or stop it (sql, inspect and report read a run without waiting)", e.Dir, holder)
+}
+
+// Lock takes the run's writer lock for this process without waiting; a run another process
+// writes is a *LockedError naming it. Every command that writes the run takes it first and
+// holds it to the end (Unlock, or the process's exit).
+func (r *Run) Lock() error { return r.takeLock(false) }
+
+// LockShared takes the lock shared: the shards of a sharded rollout (rundir.Stage.Shard) may
+// hold it together, while a writer holding Lock excludes them and they exclude it.
+func (r *Run) LockShared() error { return r.takeLock(true) }
+
+// Unlock releases the run's lock, if this Run holds it.
+func (r *Run) Unlock() {
+	if r.lock != nil {
+		r.lock.Close() // closing the file releases the flock
+		r.lock = nil
+	}
+}
+
+func (r *Run) takeLock(shared bool) error {
+	if r.lock != nil {
+		return nil
+	}
+	f, err := acquire(r.Dir, shared)
+	if err != nil {
+		return err
+	}
+	r.lock = f
+	return nil
+}
+
+// acquire takes the lock of the run folder dir and records this process as its holder.
+func acquire(dir string, shared bool) (*os.File, error) {
+	path := filepath.Join(dir, LockName)
+	f, held, err := tryLock(path, shared)
+	if held {
+		data, _ := os.ReadFile(path)
+		return nil, &LockedError{Dir: dir, Holder: strings.TrimSpace(string(data))}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lock run %s: %s: %w", dir, path, err)
+	}
+	args := append([]string{filepath.Base(os.Args[0])}, os.Args[1:]...)
+	holder := fmt.Sprintf("pid %d: %s\n", os.Getpid(), strings.Join(args, " "))
+	err = f.Truncate(0)
+	if err == nil {
+		_, err = f.WriteAt([]byte(holder), 0)
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock run %s: record the holder in %s: %w", dir, path, err)
+	}
+	return f, nil
+}
