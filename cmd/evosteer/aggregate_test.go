@@ -15,12 +15,11 @@ import (
 func TestAggregateCommand(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "demo")
 	cfg := filepath.Join(t.TempDir(), "small.yaml")
-	writeFile(t, cfg, "batch:\n  tasks: 6\ntasks:\n  train_per_family: 4\n  test_per_family: 2\n")
+	writeFile(t, cfg, "batch:\n  tasks: 6\ntasks:\n  train_per_family: 4\n  test_per_family: 2\noptimizer:\n  grad_clip: 0.5\n")
 	if _, err := run(t, "", "init", "--run", dir, "--config", cfg); err != nil {
 		t.Fatal(err)
 	}
-	for step := range []int{1, 2} {
-		s := string(rune('1' + step))
+	for _, s := range []string{"1", "2"} {
 		for _, stage := range []string{"rollout", "rescore"} {
 			if out, err := run(t, "", stage, "--run", dir, "--step", s); err != nil {
 				t.Fatalf("%s %s: %v\n%s", stage, s, err, out)
@@ -36,9 +35,9 @@ func TestAggregateCommand(t *testing.T) {
 				t.Errorf("aggregate %s output lacks %q:\n%s", s, want, out)
 			}
 		}
-		if step == 0 {
+		if s == "1" {
 			out, err := run(t, "", "update", "--run", dir, "--step", s)
-			if err != nil || !strings.Contains(out, "update step 1: 24 trajectories") || !strings.Contains(out, "gain +0.0000") {
+			if err != nil || !strings.Contains(out, "update step 1: 24 trajectories") || !strings.Contains(out, "gain +0.0000") || !strings.Contains(out, "(clip 0.5)") {
 				t.Fatalf("update 1: %v\n%s", err, out)
 			}
 			for _, stage := range []string{"validate", "author"} {

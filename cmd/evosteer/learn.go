@@ -93,7 +93,7 @@ of step K.`,
   value head: MSE %.4f on the step's %d states, %.4f on the replay window after %d steps
   compute: %.1f network rows and %.2f ms wall per episode
 `, f.step, m.Trajectories, m.TrainedTrajectories, m.Decisions, m.BranchDecisions, m.MeanReward, objective, m.Loss, m.LossRho, m.LossAnchor, m.LossRho-m.Loss,
-				m.PolicyKLCurrent, m.PolicyAbsLogRatio, m.GradNorm, 1.0, m.PolicySteps, m.ValueLoss, m.ValueStates, m.ValueFitLoss, m.ValueFitSteps,
+				m.PolicyKLCurrent, m.PolicyAbsLogRatio, m.GradNorm, r.Config.Optimizer.GradClip, m.PolicySteps, m.ValueLoss, m.ValueStates, m.ValueFitLoss, m.ValueFitSteps,
 				m.RowsPerEpisode(), float64(m.Wall.Microseconds())/1000/float64(max(m.Trajectories, 1)))
 			return nil
 		},
