@@ -117,6 +117,12 @@ SAME_STEPS  ?= 3
 same-outputs:
 	scripts/same-outputs.sh $(BASE) $(SAME_STEPS)
 
+## test-short: the everyday loop: the default suite without the multi-minute learning,
+## calibration and kill-and-resume tests (-short)
+.PHONY: test-short
+test-short:
+	$(GO) test -tags $(TAGS) -short -count=1 ./...
+
 ## bench: long benchmarks, kept out of the default suite
 bench:
 	$(GO) test -tags $(TAGS) -run '^$$' -bench . -benchtime 1x -count=1 ./...
