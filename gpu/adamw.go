@@ -18,7 +18,7 @@ type AdamW struct {
 	LR, Beta1, Beta2, Epsilon, WeightDecay float64
 }
 
-// AdapterAdamW and HeadsAdamW are the two parameter groups of reference §4.6.
+// AdapterAdamW and HeadsAdamW are the two parameter groups of METHOD.md §4.6.
 func AdapterAdamW(o config.Optimizer) AdamW {
 	return AdamW{LR: o.AdapterLR, Beta1: o.AdapterBeta1, Beta2: o.Beta2, Epsilon: o.Epsilon, WeightDecay: o.WeightDecay}
 }

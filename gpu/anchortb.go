@@ -13,13 +13,13 @@ import (
 //	L = (1/K_T) Σ_{0≤i<j≤T} (v_i + Σ_{t=i}^{j−1} Δℓ_t − v_j)²,   K_T = T(T+1)/2.
 //
 // With e_t = v_t + Δℓ_t − v_{t+1} and h_j = Σ_{t<j} e_t, every span residual is h_j − h_i
-// (Lemma A.6) and K_T·L = (T+1)·Σ_j h_j² − (Σ_j h_j)² (Prop. A.7), so L = (2/T)·Σ_{j=0}^{T} (h_j − h̄)².
+// (Lemma A.12) and K_T·L = (T+1)·Σ_j h_j² − (Σ_j h_j)² (Prop. A.14), so L = (2/T)·Σ_{j=0}^{T} (h_j − h̄)².
 // Telescoping gives h_j = v_0 + a_j with a_j = P_j − v_j and P_j = Σ_{t<j} Δℓ_t, and the
 // constant v_0 drops out of the centred sum:
 //
 //	L = (2/T)·Σ_{j=0}^{T} (a_j − ā)²,   ∂L/∂v_t = −(4/T)(a_t − ā),   ∂L/∂Δℓ_t = (4/T)·Σ_{j>t} (a_j − ā),
 //
-// the last being the coefficient Γ_t = (2/K_T)(G_T e)_t of Prop. A.7. One prefix sum and one
+// the last being the coefficient Γ_t = (2/K_T)(G_T e)_t of Prop. A.14. One prefix sum and one
 // suffix sum: O(T). The centred form does not cancel catastrophically.
 
 // AnchorTB evaluates the loss of one trajectory in float64 in O(T) and returns it with

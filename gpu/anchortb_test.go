@@ -78,7 +78,7 @@ func allPairsLoss(v, dl []float64) float64 {
 	return sum / float64(T*(T+1)/2)
 }
 
-// coefficients is Prop. A.7: (2/K_T)·(G_T e)_t with (G_T)_{rs} = (min(r,s)+1)(T − max(r,s)).
+// coefficients is Prop. A.14: (2/K_T)·(G_T e)_t with (G_T)_{rs} = (min(r,s)+1)(T − max(r,s)).
 func coefficients(v, dl []float64) []float64 {
 	T := len(dl)
 	e := make([]float64, T)
@@ -286,7 +286,7 @@ func TestAnchorTBZeroIffTelescoping(t *testing.T) {
 	if math.Abs(float64(mean)) > 1e-10 {
 		t.Errorf("telescoping batch mean %g, want 0", mean)
 	}
-	// Any single nonzero residual gives a positive loss, at least Σe²/K_T (Prop. A.6).
+	// Any single nonzero residual gives a positive loss, at least Σe²/K_T (Prop. A.13).
 	for b := range flows {
 		T := len(flows[b])
 		tt := rng.IntN(T)
@@ -301,7 +301,7 @@ func TestAnchorTBZeroIffTelescoping(t *testing.T) {
 		}
 		flows[b][tt] -= 0.25
 	}
-	// Remark A.6 (local coverage): T = 2, e = (c, −c) balances the full trajectory yet costs 2c²/3.
+	// Remark A.5 (local coverage): T = 2, e = (c, −c) balances the full trajectory yet costs 2c²/3.
 	// With v = (0, 0, 0) and Δℓ = (c, −c), e = (c, −c).
 	c := 0.5
 	per, _ = run(newTBBatch(Tmax, [][]float64{{0, 0}}, [][]float64{{c, -c}}, []float64{0}, func() float32 { return 0 }))
@@ -400,7 +400,7 @@ func TestAnchorTBPaddingValuesAndEmptyRows(t *testing.T) {
 }
 
 // TestAnchorTBGoMatchesDefinitions: the O(T) float64 form used by the update equals the all-pairs
-// definition and Prop. A.7's coefficients (2/K_T)(G_T e)_t for every T from 1 to 64, and its
+// definition and Prop. A.14's coefficients (2/K_T)(G_T e)_t for every T from 1 to 64, and its
 // ∂L/∂F_t equals finite differences of the all-pairs loss.
 func TestAnchorTBGoMatchesDefinitions(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -433,12 +433,12 @@ func TestAnchorTBGoMatchesDefinitions(t *testing.T) {
 			}
 		}
 	}
-	// Remark A.6 (local coverage): T = 2, e = (c, −c) has a zero full-trajectory residual and
+	// Remark A.5 (local coverage): T = 2, e = (c, −c) has a zero full-trajectory residual and
 	// L = 2c²/3.
 	const c = 0.7
 	v, dl := []float64{0, 0, 0}, []float64{c, -c}
 	if loss, _, _ := AnchorTB(v[:2], dl, v[2]); math.Abs(loss-2*c*c/3) > 1e-15 {
-		t.Fatalf("Remark A.6: loss %v, want 2c²/3 = %v", loss, 2*c*c/3)
+		t.Fatalf("Remark A.5: loss %v, want 2c²/3 = %v", loss, 2*c*c/3)
 	}
 }
 

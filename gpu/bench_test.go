@@ -97,7 +97,7 @@ func naiveAnchorTBLoss(v, dl *graph.Node) *graph.Node {
 	return graph.DivScalar(s, float64(T*(T+1)/2))
 }
 
-// BenchmarkAnchorTBLossT256 compares the O(T) loss (cumulative-sum identity, Prop. A.7) with the
+// BenchmarkAnchorTBLossT256 compares the O(T) loss (cumulative-sum identity, Prop. A.14) with the
 // naive all-pairs O(T²) loss at T = 256, 64 trajectories, both with their gradient with respect
 // to Δℓ and the flows, on the same engine; it reports the time ratio naive / O(T).
 func BenchmarkAnchorTBLossT256(b *testing.B) {

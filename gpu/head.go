@@ -11,7 +11,7 @@ import (
 	"github.com/evosteer/evosteer-go/internal/seed"
 )
 
-// Head is a two-layer MLP head (design §6, reference §3.3),
+// Head is a two-layer MLP head (METHOD.md §3.3),
 //
 //	y(x) = W2·GELU(x·W1 + b1) + b2,   optionally followed by a sigmoid,
 //

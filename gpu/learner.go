@@ -26,11 +26,11 @@ const (
 	backwardName  = "objective/ttb_backward"
 )
 
-// Learner is everything the update stage trains and the rollout stage reads (design §6):
+// Learner is everything the update stage trains and the rollout stage reads (METHOD.md §3.3):
 // the policy (frozen base + adapter), the residual flow head b_ψ, the value head v̂ and the
 // frozen snapshot of it that rollouts are shown, the two diagnostic outcome heads, the free task
 // anchors of the measured-flows ablation, the extra parameters of a comparison objective, and
-// the state of the gradient-clip groups of reference §4.6: (adapter + b_ψ + free anchors, or
+// the state of the gradient-clip groups of METHOD.md §4.6: (adapter + b_ψ + free anchors, or
 // adapter + the objective's parameters), value head, outcome heads, and PPO's critic.
 type Learner struct {
 	Policy    *PolicyNet

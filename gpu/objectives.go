@@ -5,8 +5,8 @@ import (
 	"math"
 )
 
-// The comparison objectives of the paper's Figure mechanism(a,b) (design §6), each written, like
-// AnchorTB, as a per-trajectory loss in float64 with its derivative with respect to the chosen
+// The comparison objectives of the paper's Figure mechanism(a,b) (METHOD.md §4.5), each written,
+// like AnchorTB, as a per-trajectory loss in float64 with its derivative with respect to the chosen
 // actions' log-probabilities (the coefficients the learner routes through ∇log π_θ(a_t|s_t)) and
 // with respect to the objective's own parameters. Every function here is a pure function of one
 // trajectory (or one group of trajectories); the learner (objective_update.go) supplies the
@@ -18,7 +18,7 @@ import (
 //     δ_{0:3}"), with the root flow a learned log Z per task instead of the measured anchor and
 //     the same terminal log R_β(r): δ = log Z_q + Σ_t Δℓ_t − log R_β(r), L = δ². P_B = 1, as on the
 //     history tree of AnchorTB (every non-root state has one parent).
-//   - TTB follows the one concrete description of tempered TB there is (reference §4.5, the
+//   - TTB follows the one concrete description of tempered TB there is (METHOD.md §4.5, the
 //     release's legacy objective): Δ = log Z_q + Σ_t (log π_θ(a_t|s_t) − log P_B(a_t))/n_t −
 //     β·log(r + ε), L = (Δ/T)², with n_t the action's token count (the paper's "normalized by its
 //     token count") and a learned, state-independent backward policy over the seven action

@@ -15,7 +15,7 @@ import (
 	"github.com/evosteer/evosteer-go/internal/seed"
 )
 
-// PolicyNet is the compact orchestrator policy (design §6). The frozen base network is
+// PolicyNet is the compact orchestrator policy (METHOD.md §3.5). The frozen base network is
 //
 //	h(s)   = N(GELU(N(GELU(N(s)·W_s1 + b_s1))·W_s2 + b_s2))              h_ρ(s), EncoderDim wide
 //	z(s,a) = GELU(h·W_ah + N(d_a)·W_ad + b_a)·w_o + b_o
@@ -119,8 +119,8 @@ func (p *PolicyNet) check() error {
 
 // MatMulCustomGrad returns x·w for x [N, in] and w [in, out] with a hand-supplied gradient
 // (dx = v·wᵀ, dw = xᵀ·v), avoiding gomlx's DotGeneral autodiff, which on simplego materialises
-// [N, in, out] tensors (design §11). The value is graph.Dot's; the gradient reaches x and w
-// through custom-gradient identities on them, fed with the adjoint of the product, which a
+// [N, in, out] tensors (ARCHITECTURE.md §10). The value is graph.Dot's; the gradient reaches x and
+// w through custom-gradient identities on them, fed with the adjoint of the product, which a
 // custom-gradient identity on the product captures first (reverse autodiff visits nodes in
 // decreasing creation order).
 func MatMulCustomGrad(x, w *graph.Node) *graph.Node {

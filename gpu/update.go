@@ -65,13 +65,13 @@ type EpisodeLoss struct {
 }
 
 // StepCoefficient is one decision's flow F_t = Residual + Measured and its coefficient
-// Γ_t = ∂L_x/∂ℓ_θ(a_t) (paper Prop. A.7; per trajectory, not divided by the batch size). Under
+// Γ_t = ∂L_x/∂ℓ_θ(a_t) (paper Prop. A.14; per trajectory, not divided by the batch size). Under
 // the other objectives the flow is the objective's own state term: log Z_q at t = 0 (tb, ttb;
 // learned, so a residual), the critic's V(s_t) (ppo; learned) or the group's mean reward (grpo;
 // measured), and 0 where it has none.
 type StepCoefficient struct{ Flow, Measured, Residual, Coefficient float64 }
 
-// UpdateMetrics summarise one update (reference §8's metric keys).
+// UpdateMetrics summarise one update (METHOD.md §8: the release's metric keys).
 type UpdateMetrics struct {
 	Loss, LossRho, LossAnchor          float64 // batch means over all trajectories
 	PolicyKLCurrent, PolicyAbsLogRatio float64 // mean Δℓ on current branch decisions; mean |Δℓ| on all
@@ -118,14 +118,14 @@ type UpdateResult struct {
 const MaxRescoreMismatch = 1e-4
 
 // Update takes one step of the learner's objective and fits the value and outcome heads, then
-// publishes the value head. AnchorTB (design §6, reference §4.1) is steps 1–3; the comparison
+// publishes the value head. AnchorTB (METHOD.md §4.1) is steps 1–3; the comparison
 // objectives replace them by objectiveUpdate (objective_update.go):
 //
 //  1. residuals b_ψ(h_ρ(s_t), f(s_t)) and flows F_t = b_t + clip(u + c_t, 0, β) for t < T,
 //     F_T = log R_β(r), at the parameters before the update;
 //  2. the per-trajectory loss, its ∂/∂Δℓ_t (= Γ_t) and ∂/∂F_t in float64 in O(T) (AnchorTB),
 //     and the reference and anchor-only levels;
-//  3. the gradient of the batch mean by Lemma A.8's routing, Σ_t (Γ_t/B)·∇log π_θ(a_t|s_t) +
+//  3. the gradient of the batch mean by Lemma A.17's routing, Σ_t (Γ_t/B)·∇log π_θ(a_t|s_t) +
 //     Σ_t (∂L/∂F_t / B)·∇b_ψ(s_t), in chunks of decisions; one clip over (adapter, b_ψ, free
 //     anchors) and AdamW with the two groups;
 //  4. the value head: one step on this step's states, then fit_steps − 1 on the replay window;

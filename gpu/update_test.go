@@ -140,7 +140,7 @@ func denseGradient(t *testing.T, e *Engine, l *Learner, in UpdateInput, res *Upd
 	return out[1:], out[0]
 }
 
-// TestUpdateGradientMatchesDenseAutodiff is Lemma A.8: routing Γ_t through ∇log π_θ and ∂L/∂F_t
+// TestUpdateGradientMatchesDenseAutodiff is Lemma A.17: routing Γ_t through ∇log π_θ and ∂L/∂F_t
 // through ∇b_ψ, in chunks, equals plain autodiff of the batch-mean loss, with the root
 // anchored and not.
 func TestUpdateGradientMatchesDenseAutodiff(t *testing.T) {
@@ -187,7 +187,7 @@ func TestUpdateGradientMatchesDenseAutodiff(t *testing.T) {
 
 // TestUpdateCoefficientsAndLossesMatchDefinitions checks the written quantities against the
 // paper's definitions in float64: L = (1/K_T)Σ_{i<j}δ²_{i:j} (all pairs), Γ_t = (2/K_T)(G_T e)_t
-// (Prop. A.7), the reference level (Δℓ = 0), the anchor-only level (Δℓ = 0 and b_ψ = 0), the
+// (Prop. A.14), the reference level (Δℓ = 0), the anchor-only level (Δℓ = 0 and b_ψ = 0), the
 // measured part clip(u + c, 0, β) and the terminal flow log R_β(r).
 func TestUpdateCoefficientsAndLossesMatchDefinitions(t *testing.T) {
 	e := testEngine(t)

@@ -1,7 +1,7 @@
 package schema
 
 // Corrections has one row per decision state of a step: the structure correction c(g(s_t))
-// looked up in the buckets committed by the previous step (one-batch lag, Def. B.4), and which
+// looked up in the buckets committed by the previous step (one-batch lag, Def. B.3), and which
 // bucket supplied it (written by aggregate, read by update).
 var Corrections = declare("corrections", 1,
 	field("episode_id", utf8),

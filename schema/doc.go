@@ -1,7 +1,7 @@
 // Package schema declares every Arrow table of the EvoSteer pipeline and is
 // the only place that reads and writes the pipeline's Arrow IPC files.
 //
-// Each table (DESIGN §4) is declared once, with a version number, as a
+// Each table (ARCHITECTURE.md §4) is declared once, with a version number, as a
 // package-level *Table. Files are Arrow IPC *file* format, zstd-compressed,
 // and carry lineage metadata (run, step, stage, config hash, input hashes)
 // so that any file can be traced back to what produced it.

@@ -19,9 +19,8 @@ type Table struct {
 // "episodes@1".
 func (t *Table) ID() string { return fmt.Sprintf("%s@%d", t.Name, t.Version) }
 
-// All returns every declared table: DESIGN §4's in its order, then the author's proposals, the
-// task records and the simulated world's truths. The slice is fresh;
-// the tables are shared and must not be modified.
+// All returns every declared table, in the order ARCHITECTURE.md §4.2 lists them. The slice is
+// fresh; the tables are shared and must not be modified.
 func All() []*Table {
 	return []*Table{
 		Episodes, Decisions, Executions, Scores, Anchors, Buckets,

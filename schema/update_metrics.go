@@ -1,8 +1,8 @@
 package schema
 
-// UpdateMetrics has one row per update (written by update): the batch summaries of reference
-// §8's metric keys, for training curves and the report. The step is the file's (a column of
-// every table in `evosteer sql`).
+// UpdateMetrics has one row per update (written by update): the batch summaries of
+// METHOD.md §8 (the release's metric keys), for training curves and the report. The step is the
+// file's (a column of every table in `evosteer sql`).
 var UpdateMetrics = declare("update_metrics", 2,
 	field("objective", utf8),
 	field("trajectories", i64),

@@ -1,6 +1,6 @@
 -- aggregate_summary: one row describing the aggregate outputs of step $step, for the CLI:
 -- rows per table, the mean of p̂ and of the anchor u (Def. B.2) and how many p̂ left their own
--- episode out, buckets per kind and how many reach the lookup minimum $minimum (Def. B.4),
+-- episode out, buckets per kind and how many reach the lookup minimum $minimum (Def. B.3),
 -- corrections per kind, and pairs by outcome and eligibility.
 -- Reads: anchors, buckets, corrections, value_data, pairs (each with a step column).
 -- Parameters: $step, $minimum.

@@ -1,5 +1,5 @@
 -- baselines: the task anchors u_{q,x} of paper Def. B.2 (hierarchical task baseline,
--- Eqs. evs-shrinkage-parent and evs-shrinkage-task; reference §4.2):
+-- Eqs. evs-shrinkage-parent and evs-shrinkage-task; METHOD.md §4.2):
 --   m_g = S_g/N_g (cold start when N_g = 0)
 --   m_c = (S_c + κ_g m_g) / (N_c + κ_g)
 --   m_0 = (n'_d p_d + κ_c m_c) / (n'_d + κ_c),  n'_d = min(n_d, cap) with a prior rate, else 0

@@ -1,5 +1,5 @@
--- buckets: the cumulative structural buckets after step $step commits, paper Def. B.4
--- (visit-multiplicity pooling, Eq. evs-ratio-pooling; reference §4.3):
+-- buckets: the cumulative structural buckets after step $step commits, paper Def. B.3
+-- (visit-multiplicity pooling, Eq. evs-ratio-pooling; METHOD.md §4.3):
 --   excess_{x,t} = z_{x,t} − 1 = exp(ln(1 + (e^β − 1) r_x) − u_x) − 1
 --   A_g = 1 + Σ_{V_g} excess / (n_g + n_0),   c(g) = clip_[−c_max, c_max](ln A_g)
 -- State = the buckets of step $step − 1 (none at step 1) plus this step's visits. Visits come

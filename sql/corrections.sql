@@ -1,6 +1,6 @@
 -- corrections: the lagged structure correction c(g(s_t)) of every decision state of step $step,
--- paper Def. B.4 (buckets "fall back to coarse node and edge counts below eight visits, and are
--- read one batch behind"; reference §4.3 Lookup and One-batch lag):
+-- paper Def. B.3 (buckets "fall back to coarse node and edge counts below eight visits, and are
+-- read one batch behind"; METHOD.md §4.3, Lookup):
 --   c(s_t) = c(exact bucket)   if its visits ≥ $minimum   (kind 'exact')
 --          = c(coarse bucket)  else if its visits ≥ $minimum (kind 'coarse')
 --          = 0                 otherwise                    (kind 'none')

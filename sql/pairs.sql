@@ -1,5 +1,5 @@
 -- pairs: the paired comparisons of step $step for validated skill admission (paper §4.3 and
--- appendix C; reference §5.5 Scoring a pair):
+-- appendix C; METHOD.md §5.5, Scoring a pair):
 --   b_+ = r_treatment ≥ $success_threshold,  b_− = r_control ≥ $success_threshold
 --   outcome = win (b_+ ∧ ¬b_−) | loss (¬b_+ ∧ b_−) | tie (otherwise)
 --   eligible unless an arm is unhealthy (skip_reason 'unhealthy_arm', checked first) or, when

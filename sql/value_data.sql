@@ -1,4 +1,4 @@
--- value_data: the supervised states of the value head v̂ (reference §3.4, DESIGN §6 Heads):
+-- value_data: the supervised states of the value head v̂ (METHOD.md §3.4):
 --   every decision state s_t of the healthy natural_reference episodes of step $step, and the
 --   states with t ≥ 1 (after the forced action) of its healthy paired_treatment and
 --   paired_control episodes; current episodes never.

@@ -20,7 +20,7 @@ step-NNNNNN/aggregate/{anchors,buckets,corrections,value_data,pairs}.arrow:
 
   anchors      the hierarchical-shrinkage task anchor of every episode (sql/baselines.sql, Def. B.2);
                the pool is the healthy natural-reference episodes of steps 1..K, leave-one-out
-  buckets      the cumulative structure buckets after step K (sql/buckets.sql, Def. B.4)
+  buckets      the cumulative structure buckets after step K (sql/buckets.sql, Def. B.3)
   corrections  c(g(s_t)) of every decision, from step K-1's buckets (sql/corrections.sql)
   value_data   the value head's training states (sql/value_data.sql)
   pairs        the step's paired comparisons: win/loss/tie and eligibility (sql/pairs.sql)

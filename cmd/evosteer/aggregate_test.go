@@ -56,7 +56,7 @@ func TestAggregateCommand(t *testing.T) {
 		// One anchor per episode, each step.
 		{"SELECT a.step, count(*) AS n, count(e.episode_id) AS matched FROM anchors a LEFT JOIN episodes e USING (step, episode_id) GROUP BY a.step ORDER BY a.step",
 			"step,n,matched\n1,24,24\n2,24,24\n"},
-		// Anchors lie in [0, beta] (Lemma B.3).
+		// Anchors lie in [0, beta] (Lemma B.2).
 		{"SELECT bool_and(anchor BETWEEN 0 AND 2) AS ok, bool_and(loo = (source = 'natural_reference')) AS loo FROM anchors JOIN episodes USING (step, episode_id)",
 			"ok,loo\ntrue,true\n"},
 		// Buckets are cumulative: step 2 holds every step-1 key with at least as many visits.

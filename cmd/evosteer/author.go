@@ -12,9 +12,10 @@ func newAuthorCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "author --run DIR --step K [--force]",
 		Short: "Propose candidate skills in the step's author windows",
-		Long: `Open the author windows of training step K (reference 5.3-5.4): none before author.start_step
-(warm-up), author.start_families at it, then one every author.interval steps, each for the
-family with the highest priority (fewest skills first) that has room for a candidate.
+		Long: `Open the author windows of training step K (docs/METHOD.md §5.3–5.4): none before
+author.start_step (warm-up), author.start_families at it, then one every author.interval steps,
+each for the family with the highest priority (fewest skills first) that has room for a
+candidate.
 
 A window shows the author (author.backend: sim, the simulated author of the embedded world, or
 openai, an OpenAI-compatible chat endpoint at author.base_url with author.model and the API key

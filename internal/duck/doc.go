@@ -33,7 +33,7 @@
 //     and filter pushdown on such views (wrong columns, dropped WHERE, crashes
 //     in GROUP BY, a second scan returns 0 rows), so every reader is
 //     materialised at once with CREATE TEMP TABLE t AS SELECT * FROM view, the
-//     view is dropped and released, and only tables are queried (DESIGN §11).
+//     view is dropped and released, and only tables are queried (ARCHITECTURE.md §10).
 //
 // Without the duckdb_arrow build tag the package compiles to a stub whose Open
 // fails with a message saying how to rebuild.

@@ -135,7 +135,7 @@ func closeRel(got, want float64) bool {
 	return math.Abs(got-want) <= 1e-9*math.Max(1, math.Abs(want))
 }
 
-// TestLoadTableViewPitfall pins DESIGN §11: querying a registered Arrow view
+// TestLoadTableViewPitfall pins ARCHITECTURE.md §10: querying a registered Arrow view
 // directly gives wrong answers, so LoadTable materialises it. A projected,
 // filtered GROUP BY run twice, and a second projection, must match plain Go.
 func TestLoadTableViewPitfall(t *testing.T) {

@@ -19,7 +19,7 @@ import (
 //
 // The reader goes through a uniquely named Arrow view that is materialised at
 // once (CREATE TEMP TABLE ... AS SELECT * FROM view) and dropped and released
-// right after; the view itself is never queried otherwise (DESIGN §11).
+// right after; the view itself is never queried otherwise (ARCHITECTURE.md §10).
 func (db *DB) LoadTable(ctx context.Context, name string, rr array.RecordReader) error {
 	db.mu.Lock()
 	defer db.mu.Unlock()

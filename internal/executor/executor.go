@@ -16,7 +16,7 @@ type Envelope struct {
 	WallMS       int64 `json:"wall_time_milliseconds"`
 }
 
-// Role is a role as adapted to one family (reference §2.4).
+// Role is a role as adapted to one family (METHOD.md §2.4).
 type Role struct {
 	ID          string   `json:"role_id"`
 	Instruction string   `json:"instruction"`
@@ -25,7 +25,7 @@ type Role struct {
 	NonOutput   bool     `json:"-"` // planner: never the output node unless nothing else can be
 }
 
-// Skill is a bound skill as the executor sees it: its id and its rendered text (reference §2.5).
+// Skill is a bound skill as the executor sees it: its id and its rendered text (METHOD.md §2.5).
 type Skill struct {
 	ID   string
 	Text string
@@ -49,7 +49,7 @@ type Request struct {
 	Skills     []Skill   // bound skills, sorted by id
 	Messages   []Message // inbound messages, sorted by source id
 	PrevOutput *string   // the node's previous output, nil on its first execution
-	Prompt     string    // the assembled prompt (reference §2.5)
+	Prompt     string    // the assembled prompt (METHOD.md §2.5)
 }
 
 // Usage is what an execution consumed; the runtime charges it to the episode budget.

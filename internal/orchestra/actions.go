@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// Action kinds (reference §2.1).
+// Action kinds (METHOD.md §2.1).
 const (
 	KindAddAgent   = "ADD_AGENT"
 	KindAddEdge    = "ADD_EDGE"
@@ -59,7 +59,7 @@ func (a *Action) field(name string) *string {
 	return nil
 }
 
-// required and optional fields per kind (reference §2.1 table).
+// required and optional fields per kind (METHOD.md §2.1).
 var (
 	requiredFields = map[string][]string{
 		KindAddAgent:   {"node_id", "role_id"},

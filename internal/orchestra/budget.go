@@ -48,9 +48,9 @@ func (v Vector) value() map[string]any {
 	}
 }
 
-// Caps is the episode cap of a budget configuration (reference §2.6 with episode_budget =
-// null): the token count caps input tokens, output tokens, model calls and their combined
-// total alike; agent turns are 2·tokens+50, so only the other caps ever bind.
+// Caps is the episode cap of a budget configuration (METHOD.md §2.6; the release's
+// episode_budget = null): the token count caps input tokens, output tokens, model calls and their
+// combined total alike; agent turns are 2·tokens+50, so only the other caps ever bind.
 func Caps(b config.Budget) Vector {
 	return Vector{InputTokens: b.Tokens, OutputTokens: b.Tokens, ModelCalls: b.Tokens,
 		AgentTurns: 2*b.Tokens + 50, ToolCalls: b.ToolCalls, WallMS: b.WallSeconds * 1000}

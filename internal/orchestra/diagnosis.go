@@ -12,12 +12,12 @@ import (
 	"github.com/evosteer/evosteer-go/internal/executor"
 )
 
-// The diagnosis of reference §2.7 (feature_diagnosis.py): what the controller reads about
-// the team before each decision. Like the observations it describes and never prescribes.
+// The diagnosis of METHOD.md §2.7 (the release's feature_diagnosis.py): what the controller reads
+// about the team before each decision. Like the observations it describes and never prescribes.
 
-// Diagnosis is the reference's diagnosis text for the current decision (reference §2.7,
-// feature_diagnosis.py) without the value-head contribution lines, which need the head
-// and belong to the policy stage. value is the value head's estimate now, valueAtStart its
+// Diagnosis is the reference's diagnosis text for the current decision (METHOD.md §2.7,
+// the release's feature_diagnosis.py) without the value-head contribution lines, which need the
+// head and belong to the policy stage. value is the value head's estimate now, valueAtStart its
 // estimate at the first decision; valueKnown false (no value head) leaves the estimates
 // out. The estimate of each decision is remembered so the next one can say how the last
 // action moved it (and ControllerPrompt takes the first one as the episode start).

@@ -1,6 +1,6 @@
 // Package orchestra is the orchestration environment: the team of LLM agents an
 // orchestrator policy builds and repairs one atomic edit at a time, with the semantics of the
-// reference release (reference §2, DESIGN §5).
+// reference release (METHOD.md §2).
 //
 //   - The graph: nodes n0, n1, … (ids never reused), each with a role, bound skills, its
 //     latest output and result; edges with protocol feedback or revise; one output node.

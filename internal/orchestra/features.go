@@ -11,7 +11,7 @@ import (
 // within one version.
 const FeatureVersion = "evosteer-public-features@5"
 
-// FeatureNames are the 30 execution features in vector order (reference §3.1).
+// FeatureNames are the 30 execution features in vector order (METHOD.md §3.1).
 var FeatureNames = [30]string{
 	"node_count_saturated",
 	"edge_density",
@@ -93,7 +93,7 @@ func (r *Runtime) answerNodes() []*Node {
 }
 
 // StatesAnswer reports whether the node's latest execution reported an answer (without a
-// result: its output is non-blank) and its text states one (reference §3.1's "answers").
+// result: its output is non-blank) and its text states one (METHOD.md §3.1's "answers").
 func (n *Node) StatesAnswer() bool {
 	reported := strings.TrimSpace(n.Output) != ""
 	if n.Result != nil {
@@ -135,7 +135,7 @@ func supported(key, text string) bool {
 	return checkable(key) && containsWord(text, key)
 }
 
-// Features is the execution feature vector f(s) of the current state (reference §3.1).
+// Features is the execution feature vector f(s) of the current state (METHOD.md §3.1).
 func (r *Runtime) Features() [30]float32 {
 	var out [30]float32
 	for i, v := range r.features() {

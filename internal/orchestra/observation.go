@@ -10,7 +10,7 @@ import (
 
 // Observations and the diagnosis describe the team and never prescribe an action: they
 // say what executed, what the outputs state and where they agree, and leave the choice to
-// the policy (reference §2.7).
+// the policy (METHOD.md §2.7).
 
 // observe is the feedback text of an applied action: what happened, then the team.
 func (r *Runtime) observe(ev Event) string {

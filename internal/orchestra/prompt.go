@@ -7,7 +7,7 @@ import (
 	"github.com/evosteer/evosteer-go/internal/executor"
 )
 
-// Prompt layout and fitting of the reference's plain executor (reference §2.5). The runtime
+// Prompt layout and fitting of the reference's plain executor (METHOD.md §2.5). The runtime
 // assembles the prompt so that every backend sees the same text and the executions table
 // logs exactly what was sent; a tool-running backend inserts its tool block before the
 // closing sentence itself.
@@ -20,7 +20,7 @@ const (
 )
 
 // RenderSkill renders a skill record as the procedure text an executor sees when the skill
-// is bound (reference §2.5): Name, Purpose, Use when, numbered Steps, bulleted Pitfalls and
+// is bound (METHOD.md §2.5): Name, Purpose, Use when, numbered Steps, bulleted Pitfalls and
 // Constraint lines; empty parts are left out. Callers fill MenuSkill.Text with it.
 func RenderSkill(name, description, trigger string, plan, pitfalls, constraint []string) string {
 	var lines []string

@@ -12,7 +12,7 @@ const answerForm = "in exactly the form the task requests: for a coding task, th
 	"math problem, the final answer in the requested format; for a short-answer question, a last " +
 	"line 'Answer: <answer>'."
 
-// defaultEnvelope is the envelope of an answering role without tools (reference §2.4).
+// defaultEnvelope is the envelope of an answering role without tools (METHOD.md §2.4).
 var defaultEnvelope = executor.Envelope{InputTokens: 20480, OutputTokens: 12288, ModelCalls: 1, WallMS: 360000}
 
 // baseRoles are the six roles of the reference configuration, in declared order: roles[0]
@@ -118,8 +118,8 @@ var environmentEnvelope = executor.Envelope{InputTokens: 30000, OutputTokens: 56
 // environmentTaskTypes take the environment envelope and lose every tool.
 var environmentTaskTypes = []string{"alfworld"}
 
-// RolesFor adapts the six roles to a family (reference §2.4, roles_for). The adaptation is
-// keyed by the task type, so an OOD family gets the rules of the IID type it maps to
+// RolesFor adapts the six roles to a family (METHOD.md §2.4; the release's roles_for). The
+// adaptation is keyed by the task type, so an OOD family gets the rules of the IID type it maps to
 // (webshop → alfworld, math_hard → aime_2026); an empty taskType means family is IID.
 func RolesFor(family, taskType string) []executor.Role {
 	if taskType == "" {

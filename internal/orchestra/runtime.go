@@ -15,7 +15,7 @@ import (
 	"github.com/evosteer/evosteer-go/internal/tasks"
 )
 
-// Controller charging constants (reference §2.6, §2.7).
+// Controller charging constants (METHOD.md §2.6, §2.7).
 const (
 	controllerWindow        = 24576 // the orchestrator's context window
 	maxActionTokens         = 256   // reserved at the end of the window for the action
@@ -178,7 +178,7 @@ func New(task tasks.Task, sess executor.Session, episodeSeed uint64, opt Options
 	}
 }
 
-// Legal is the sorted legal action set of the current state (reference §2.2). After a
+// Legal is the sorted legal action set of the current state (METHOD.md §2.2). After a
 // failed ControllerReservation it is the single forced finalisation action. An empty set
 // while the episode has not stopped means it cannot continue (see Exhausted).
 func (r *Runtime) Legal() []Action {
@@ -381,7 +381,7 @@ func (r *Runtime) SettleController(promptTokens, actionTokens int64) {
 	r.ctrl = nil
 }
 
-// Apply performs one legal action (reference §2.3). An error from the executor or the
+// Apply performs one legal action (METHOD.md §2.3). An error from the executor or the
 // grader poisons the runtime: it stops, Poisoned reports true, and the episode is unhealthy.
 // An illegal action is refused without changing anything.
 func (r *Runtime) Apply(ctx context.Context, a Action) (Outcome, error) {

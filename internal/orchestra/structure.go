@@ -7,7 +7,7 @@ import (
 	"slices"
 )
 
-// StructureKey returns the structural bucket keys of the current state (reference §4.3).
+// StructureKey returns the structural bucket keys of the current state (METHOD.md §4.3).
 // Nodes are renumbered 0..N−1 in id order, so the key depends only on the team's shape
 // (roles, bound skills, edges with protocols, output node), not on node ids. Each key is
 // the canonical JSON of a 5-element array, a string SQL can group by:

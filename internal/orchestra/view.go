@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// The controller's view of the episode (reference §2.7): the public state, projected for
+// The controller's view of the episode (METHOD.md §2.7): the public state, projected for
 // the controller, with the value fields and the legal actions, followed by the diagnosis.
 
 const (

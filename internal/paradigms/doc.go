@@ -1,7 +1,7 @@
 // Package paradigms holds the fixed orchestration paradigms of the paper's Table ablation, the
 // baselines that decide the team before execution, on the same executor, budget and action space
-// as EvoSteer (design §10): as policy.Policy values that the rollout's decision loop plays like
-// any scripted policy.
+// as EvoSteer (ARCHITECTURE.md §9): as policy.Policy values that the rollout's decision loop plays
+// like any scripted policy.
 //
 //   - direct (a baseline, Table 2's frozen-executor row): the executor answering alone — one
 //     solver without tools, its output, STOP.

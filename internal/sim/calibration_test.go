@@ -16,11 +16,11 @@ type calibration struct {
 }
 
 // TestCalibration drives Sessions with scripted teams on 2,400 seeded tasks (400 per IID
-// family) and checks the calibration targets of DESIGN 9: a reference-like episode (one solver,
-// output it; interactive families rerun it until the game ends) solves 35-60% of each family; a strong team (three solvers, then a verifier that
-// receives all three, output the majority answer) does at least 10 points better on average;
-// agreement between independent solvers and verifier flags carry signal about correctness;
-// p_fail grows with difficulty.
+// family) and checks the calibration targets of ARCHITECTURE.md §8: a reference-like episode (one
+// solver, output it; interactive families rerun it until the game ends) solves 35-60% of each
+// family; a strong team (three solvers, then a verifier that receives all three, output the
+// majority answer) does at least 10 points better on average; agreement between independent solvers
+// and verifier flags carry signal about correctness; p_fail grows with difficulty.
 func TestCalibration(t *testing.T) {
 	p := defaultSim(t)
 	w := New(p, testRunSeed)

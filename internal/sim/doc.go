@@ -1,6 +1,6 @@
 // Package sim is the simulated task world, the executor the pipeline trains against when no
-// LLM can be reached (the embedded default, DESIGN 9). It is a documented generative model,
-// not a stand-in for an LLM's quality: a result on it says whether the machinery works
+// LLM can be reached (the embedded default, ARCHITECTURE.md §8). It is a documented generative
+// model, not a stand-in for an LLM's quality: a result on it says whether the machinery works
 // (learning, credit assignment, skill admission, statistics), never what an LLM would score.
 //
 // # Using it
@@ -139,7 +139,7 @@
 // tool_user replies with the final result alone. Search results use the reference's
 // "Doc i(Title: ...) text" form, capped at 2,000 characters.
 //
-// Grade(output) extracts the answer the way reference 6.2 does: QA, the text after the last
+// Grade(output) extracts the answer the way METHOD.md §6.2 describes: QA, the text after the last
 // "answer is"/"answer:" cue (or the next non-empty line, or the last non-empty line), SQuAD
 // normalisation, yes/no first-token rule; MC, the last letter after an answer cue, else after
 // option/choice, else a bare letter; math, the last number in the last \boxed{}/\fbox{}, else
@@ -192,7 +192,7 @@
 // (alfworld: one solver rerun until the game ends, as the runtime's gated STOP makes any
 // policy play on, 0.56), 0.49 on average; OOD families 0.40-0.48. A strong team (three
 // solvers, then a verifier receiving all three, output the majority answer) solves 0.52-0.71,
-// +0.16 on average. The interactive families are harder than DESIGN 9.1's starting values
+// +0.16 on average. The interactive families are harder than the starting values first planned
 // (requirement 6 + round(6d) instead of 3 + round(6d), step base logit 0.0 instead of 0.4):
 // with 50 steps per episode and the gated STOP, the starting values let the reference prior
 // solve 0.74 of alfworld, above the 35-60% target; now it solves 0.42 (stages/rollout's

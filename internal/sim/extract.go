@@ -7,7 +7,7 @@ import (
 	"unicode"
 )
 
-// Answer extraction follows the reference graders (reference 6.2), so the world reads an agent's
+// Answer extraction follows the reference graders (METHOD.md §6.2), so the world reads an agent's
 // answer, and grades an output, the way the real graders would.
 
 var (

@@ -26,7 +26,7 @@ func defaultSim(t testing.TB) config.Sim {
 	return c.Sim
 }
 
-// familyTools are the tools the reference offers per task type (reference 2.4).
+// familyTools are the tools the reference offers per task type (METHOD.md §2.4).
 var familyTools = map[string][]string{
 	"aime_2026": {"python"}, "hotpotqa": {"search"}, "medqa": {"search"}, "nq_open": {"search"}, "mbpp_plus": {"python"},
 }
@@ -63,7 +63,7 @@ func testRole(family, id string) executor.Role {
 	return r
 }
 
-// assemblePrompt builds a node prompt the way reference 2.5 lays it out.
+// assemblePrompt builds a node prompt the way METHOD.md §2.5 lays it out.
 func assemblePrompt(task tasks.Task, role executor.Role, skills []executor.Skill, msgs []executor.Message, prev *string) string {
 	parts := []string{"Role: " + role.Instruction, "Task:\n" + task.Prompt}
 	using := []string{"the task"}

@@ -11,7 +11,7 @@ import (
 )
 
 // Tasks returns n deterministic task records of one family: ids "{family}/sim-{i}" (the test
-// split "{family}/test-sim-{i}"), prompts in the family's style (reference 6.1) and the correct
+// split "{family}/test-sim-{i}"), prompts in the family's style (METHOD.md §6.1) and the correct
 // answer in Answers. The same (p, runSeed, family, split, i) always gives the same record, and
 // w.TaskTruth(task) regenerates its hidden side. taskType is written to the record as given
 // (empty: the reference's mapping); the world's behaviour follows the family's own task type.

@@ -1,5 +1,5 @@
 // Package skills holds the skill half of EvoSteer that several stages share (paper §4.3,
-// appendix C; reference §5): the skill record and its id, the library snapshot with its limits
+// appendix C; METHOD.md §5): the skill record and its id, the library snapshot with its limits
 // and per-family menus, and the admission ledger (registration, pairs, sign-test looks with
 // two-level alpha spending, status changes) with its replay.
 //
@@ -8,7 +8,7 @@
 // A Record has a name, a description, a trigger, and plan, pitfall and constraint lists. Its
 // Body is the canonical JSON {constraint, description, name, pitfall, plan, trigger}; the
 // content hash is the sha256 of the body and the id is "evosteer-" + its first 20 hex digits.
-// The executor sees Record.Render (reference §2.5) only when the skill is bound; the policy
+// The executor sees Record.Render (METHOD.md §2.5) only when the skill is bound; the policy
 // sees a menu entry's id, name, trigger and status.
 //
 // # Statuses and limits
@@ -50,7 +50,7 @@
 // the skill's open comparison while its recorded background menu is the current one, and
 // otherwise the new id "{skill_id}@{k}"; Ledger.Validate rejects pairs that break this.
 //
-// # Looks (reference §5.6)
+// # Looks (METHOD.md §5.6)
 //
 // Look l of comparison j spends level α/(j(j+1)·l(l+1)) and tests each direction at half of
 // it with the exact tails p± of internal/stats. p− ≤ level/2 retires (checked first, closes

@@ -9,7 +9,7 @@ import (
 	"github.com/evosteer/evosteer-go/schema"
 )
 
-// paperLimits are pipeline.yaml's admission defaults (paper Table 5, reference §5.2).
+// paperLimits are pipeline.yaml's admission defaults (paper Table 5, METHOD.md §5.2).
 var paperLimits = config.Admission{Alpha: 0.05, MaxValidatedPerFamily: 3, MaxCandidatesPerFamily: 1,
 	MaxLibrary: 60, MaxLibraryPerFamily: 12, SuccessThreshold: 0.5, ValidationInterval: 1,
 	RetirementInterval: 10, FixedCountK: 5}

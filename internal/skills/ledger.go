@@ -33,7 +33,7 @@ const (
 	AuthorStage   = "author"
 )
 
-// Ledger is the admission state machine and its event log (reference §5.6, paper §4.3 and
+// Ledger is the admission state machine and its event log (METHOD.md §5.6, paper §4.3 and
 // appendix C). The library is a function of the log: Replay re-executes a log and checks that
 // it reproduces every event. A Ledger is not safe for concurrent use.
 type Ledger struct {
@@ -252,7 +252,7 @@ func (g *Ledger) pair(p schema.PairRow) {
 }
 
 // look performs the next look of c: level α/(j(j+1)l(l+1)) spent, α/2 of it per direction,
-// retire checked first (reference §5.6).
+// retire checked first (METHOD.md §5.6).
 func (g *Ledger) look(c *comparison) {
 	c.looks++
 	c.lastTested = c.w + c.l

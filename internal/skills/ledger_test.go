@@ -263,7 +263,7 @@ func TestFixedCount(t *testing.T) {
 	}
 }
 
-// Prop. C.4 over long random runs: every (j, l) is used at most once, alpha_spent is the sum
+// Prop. C.5 over long random runs: every (j, l) is used at most once, alpha_spent is the sum
 // of the levels of the looks so far, and it never exceeds α.
 func TestAlphaSpentNeverExceedsAlpha(t *testing.T) {
 	families := []string{"a", "b", "c", "d", "e", "f"}

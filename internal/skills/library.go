@@ -14,7 +14,7 @@ import (
 	"github.com/evosteer/evosteer-go/schema"
 )
 
-// Skill statuses (reference §5.1).
+// Skill statuses (METHOD.md §5.1).
 const (
 	Candidate = "candidate"
 	Validated = "validated"
@@ -124,8 +124,9 @@ func (l *Library) CanPropose(family string) bool {
 		l.count("", "") < a.MaxLibrary && l.count(family, "") < a.MaxLibraryPerFamily
 }
 
-// Menu is the frozen skill menu of one family for one step: every non-retired skill (reference
-// §5.2), sorted by id, each with its status and rendered text; ID is MenuID of the skills.
+// Menu is the frozen skill menu of one family for one step: every non-retired skill
+// (METHOD.md §5.2), sorted by id, each with its status and rendered text; ID is MenuID of the
+// skills.
 type Menu struct {
 	ID     string
 	Skills []orchestra.MenuSkill
@@ -176,7 +177,7 @@ func MenuID(menu []orchestra.MenuSkill) string {
 }
 
 // Tested returns the skills that paired rollouts of the family test at step, one pair per task
-// each (reference §5.5): the candidate with the fewest recorded pairs, and, every
+// each (METHOD.md §5.5): the candidate with the fewest recorded pairs, and, every
 // retirement_interval-th step, also the validated skill with the fewest; ties by id. Empty when
 // the family has neither.
 func (l *Library) Tested(family string, step int) []Skill {
@@ -205,7 +206,7 @@ func (l *Library) fewestPairs(family, status string) (Skill, bool) {
 
 // Comparison returns the comparison id that pairs of the skill carry at step
 // (episodes.comparison_id): its open comparison when that comparison's background menu is
-// the skill's background menu now, else a new id, "{skill_id}@{step}" (reference §5.5
+// the skill's background menu now, else a new id, "{skill_id}@{step}" (METHOD.md §5.5,
 // "Comparison identity": a changed context starts a new comparison, which the validate stage
 // registers and which supersedes the old one). It panics on an unknown or retired skill.
 func (l *Library) Comparison(skillID string, step int) (id string, isNew bool) {
@@ -224,8 +225,8 @@ func NewComparisonID(skillID string, step int) string {
 	return skillID + "@" + strconv.Itoa(step)
 }
 
-// PairID is the id of the pair of one task in one comparison at step (reference §5.5: the
-// batch, the task and the comparison), shared by both arms, which also share its seed.
+// PairID is the id of the pair of one task in one comparison at step (METHOD.md §5.5: the
+// step, the task and the comparison), shared by both arms, which also share its seed.
 func PairID(step int, taskID, comparisonID string) string {
 	return strconv.Itoa(step) + "/" + taskID + "/" + comparisonID
 }

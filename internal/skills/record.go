@@ -10,7 +10,7 @@ import (
 	"github.com/evosteer/evosteer-go/internal/orchestra"
 )
 
-// Record is the content of a skill (reference §5.1): a short operating procedure that one
+// Record is the content of a skill (METHOD.md §5.1): a short operating procedure that one
 // executing node follows when the skill is bound to it.
 type Record struct {
 	Name        string
@@ -49,7 +49,7 @@ func (r Record) ContentHash() string {
 // ID is the skill id: "evosteer-" + the first 20 hex digits of ContentHash.
 func (r Record) ID() string { return IDPrefix + r.ContentHash()[:20] }
 
-// Render is the procedure text the executor sees when the skill is bound (reference §2.5).
+// Render is the procedure text the executor sees when the skill is bound (METHOD.md §2.5).
 func (r Record) Render() string {
 	return orchestra.RenderSkill(r.Name, r.Description, r.Trigger, r.Plan, r.Pitfalls, r.Constraint)
 }

@@ -80,7 +80,7 @@ func TestParseBody(t *testing.T) {
 	}
 }
 
-// Render is the reference §2.5 procedure layout.
+// Render is the METHOD.md §2.5 procedure layout.
 func TestRecordRender(t *testing.T) {
 	want := strings.Join([]string{
 		"Name: Check units first",

@@ -45,7 +45,7 @@ func admissionRun(t testing.TB, seed uint64, steps int) (nullCandidates, falseRe
 	return nullCandidates, falseRejections
 }
 
-// The share of runs with any false rejection is the family-wise error, which Prop. C.5 bounds
+// The share of runs with any false rejection is the family-wise error, which Prop. C.6 bounds
 // by α. The test requires the 95% upper Clopper–Pearson bound of it to be ≤ α.
 func TestNullFamilyWiseError(t *testing.T) {
 	runs, steps := 1000, 60

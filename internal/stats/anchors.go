@@ -1,12 +1,12 @@
 package stats
 
-// Anchors computes the hierarchical-shrinkage task anchor u_{q,x} (Def. B.2, reference §4.2) of
+// Anchors computes the hierarchical-shrinkage task anchor u_{q,x} (Def. B.2, METHOD.md §4.2) of
 // every episode of scored (this step's episodes, every source), one Anchor per episode, in
 // scored's order.
 //
 // The statistics pool is the healthy natural_reference episodes of pool (every episode of steps
 // 1..k, this step included); current and paired episodes, and unhealthy ones, never enter it
-// (paper §C.5 "Data routing", reference §4.4). Sums S and counts N are accumulated in pool order
+// (paper §C.5 "Data routing", METHOD.md §4.4). Sums S and counts N are accumulated in pool order
 // at the global level (g), per Family (c) and per TaskID (q). For a scored episode x of task q
 // and family c:
 //
@@ -22,7 +22,7 @@ package stats
 // natural_reference episode of pool), S_q' = S_q − r_x and N_q' = N_q − 1 (subtracting the
 // pool copy's reward once from the full task sum) and LOO = true; otherwise S_q' = S_q,
 // N_q' = N_q and LOO = false. The global and category statistics always include x. Only p̂ is
-// clipped; the m levels are reported as computed (they lie in [0,1] by Lemma B.3 when rewards
+// clipped; the m levels are reported as computed (they lie in [0,1] by Lemma B.2 when rewards
 // and prior rates do).
 func Anchors(p AnchorParams, pool, scored []Episode, priors map[string]TaskPrior) []Anchor {
 	type sum struct {

@@ -240,7 +240,7 @@ func TestAnchorsOrderAndEmpty(t *testing.T) {
 	}
 }
 
-// Lemma B.3: every level lies in [0,1] and 0 ≤ u ≤ β for valid inputs.
+// Lemma B.2: every level lies in [0,1] and 0 ≤ u ≤ β for valid inputs.
 func TestAnchorsLemmaB3Range(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	sources := []string{sourceNatural, sourceNatural, sourceCurrent, sourceTreatment, sourceControl}

@@ -18,8 +18,8 @@ const (
 // buckets; any other mode (natural_only) uses natural_reference episodes alone.
 const SourceModeReferenceWithPaired = "reference_with_paired"
 
-// feedsBuckets reports whether an episode's visits enter the structural buckets (reference
-// §4.3 "Bucket update at commit", paper §C.5 "Data routing"): healthy natural_reference
+// feedsBuckets reports whether an episode's visits enter the structural buckets
+// (METHOD.md §4.3 "Visits", paper §C.5 "Data routing"): healthy natural_reference
 // episodes, plus healthy paired arms under reference_with_paired.
 func feedsBuckets(mode string, e *Episode) bool {
 	if !e.Healthy {
@@ -28,7 +28,7 @@ func feedsBuckets(mode string, e *Episode) bool {
 	return e.Source == sourceNatural || (mode == SourceModeReferenceWithPaired && isPaired(e))
 }
 
-// Excess is the per-visit term z − 1 of Def. B.4, with z = R_β(x)/B_x = exp(log R_β(r) − A):
+// Excess is the per-visit term z − 1 of Def. B.3, with z = R_β(x)/B_x = exp(log R_β(r) − A):
 //
 //	excess = exp(ln(1 + (e^β − 1)·r) − A) − 1
 //
@@ -37,7 +37,7 @@ func Excess(beta, reward, anchor float64) float64 {
 	return math.Exp(logRewardTransform(beta, reward)-anchor) - 1
 }
 
-// BucketCorrection is c(g) of Def. B.4 (Eq. evs-ratio-pooling), log A_g clipped:
+// BucketCorrection is c(g) of Def. B.3 (Eq. evs-ratio-pooling), log A_g clipped:
 //
 //	c(g) = clip_[−c_max, c_max]( ln(1 + excess_sum/(visits + n0)) )
 //
@@ -51,7 +51,7 @@ func BucketCorrection(p BucketParams, visits int64, excessSum float64) float64 {
 // cumulative bucket state after the previous step, and returns the new cumulative state sorted
 // by (Kind, Key). prev is not modified.
 //
-// Visits (Def. B.4, reference §4.3): every episode that feeds the buckets (healthy
+// Visits (Def. B.3, METHOD.md §4.3): every episode that feeds the buckets (healthy
 // natural_reference; plus healthy paired_treatment and paired_control when p.SourceMode is
 // reference_with_paired) contributes, in episode order, each decision state s_t in t order
 // (Key, CoarseKey, Nodes, Edges, Stopped = false), then its terminal state (TerminalKey,
@@ -131,8 +131,8 @@ func Buckets(p BucketParams, prev []Bucket, eps []Episode, anchors map[string]fl
 	return out
 }
 
-// Corrections looks up the lagged structure correction c_{k−1}(g(s_t)) (Def. B.1, B.4,
-// reference §4.3 "Lookup", "One-batch lag") of every decision state of eps, every source, in
+// Corrections looks up the lagged structure correction c_{k−1}(g(s_t)) (Def. B.1, B.3,
+// METHOD.md §4.3 "Lookup", one-batch lag) of every decision state of eps, every source, in
 // episode order then t order. buckets must be the cumulative state after the PREVIOUS step
 // (before this step's visits are added): that is the one-batch lag.
 //

@@ -19,7 +19,7 @@ func findBucket(bs []Bucket, kind, key string) *Bucket {
 
 func TestBucketCorrectionEmpty(t *testing.T) {
 	if c := BucketCorrection(paperBuckets, 0, 0); c != 0 {
-		t.Errorf("empty bucket: c = %v, want 0 (Lemma B.5)", c)
+		t.Errorf("empty bucket: c = %v, want 0 (Lemma B.6)", c)
 	}
 	got := Buckets(paperBuckets, []Bucket{{Kind: KindExact, Key: "e", Correction: 0.2}}, nil, nil)
 	if len(got) != 1 || got[0].Correction != 0 || got[0].Visits != 0 {
@@ -198,7 +198,7 @@ func randomEpisodes(rng *rand.Rand, n int, prefix string) ([]Episode, map[string
 	return eps, an
 }
 
-// Lemma B.5: with anchors and rewards in range, |c(g)| ≤ min(β, c_max).
+// Lemma B.6: with anchors and rewards in range, |c(g)| ≤ min(β, c_max).
 func TestBucketsLemmaB5Bound(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for trial := 0; trial < 300; trial++ {

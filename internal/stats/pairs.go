@@ -12,7 +12,7 @@ const (
 	SkipRepeatedTask = "repeated_task"
 )
 
-// Pairs scores this step's paired comparisons (reference §5.5 "Scoring a pair").
+// Pairs scores this step's paired comparisons (METHOD.md §5.5 "Scoring a pair").
 //
 // The paired_treatment and paired_control episodes of eps with a non-empty PairID are grouped
 // by PairID; a pair is kept only when it has both arms (if an arm occurs twice, the first in eps

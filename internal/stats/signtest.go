@@ -8,8 +8,8 @@ import (
 
 // UpperTail is P(Bin(n, ½) ≥ k), exact up to floating-point rounding: for 1 ≤ k ≤ n it is the
 // regularised incomplete beta I_{1/2}(k, n−k+1). It is never computed as 1 − CDF, which
-// cancels to 0 once the tail drops below about 1e-16 (DESIGN §11). k ≤ 0 gives 1, k > n gives 0.
-// It panics on n < 0.
+// cancels to 0 once the tail drops below about 1e-16 (ARCHITECTURE.md §10). k ≤ 0 gives 1, k > n
+// gives 0. It panics on n < 0.
 func UpperTail(n, k int) float64 {
 	if n < 0 {
 		panic(fmt.Sprintf("stats: UpperTail(%d, %d): negative n", n, k))
@@ -23,7 +23,7 @@ func UpperTail(n, k int) float64 {
 	return mathext.RegIncBeta(float64(k), float64(n-k+1), 0.5)
 }
 
-// SignTest returns the two directional sign-test p-values of paper Eq. (10) for w wins and
+// SignTest returns the two directional sign-test p-values of paper Eq. (11) for w wins and
 // l losses (ties are not an argument: they carry no sign information):
 //
 //	p+ = P(Bin(D, ½) ≥ W),  p− = P(Bin(D, ½) ≥ L),  D = W + L,
@@ -41,8 +41,8 @@ func SignTest(w, l int) (pPlus, pMinus float64) {
 }
 
 // SpendLevel is the level α_{j,l} = α / (j(j+1)·l(l+1)) of look l of comparison j (paper
-// Eq. (11)); each direction is tested at half of it. Summed over every j, l ≥ 1 it is α
-// (Prop. C.4), so a run that uses each (j, l) at most once spends at most α.
+// Eq. (12)); each direction is tested at half of it. Summed over every j, l ≥ 1 it is α
+// (Prop. C.5), so a run that uses each (j, l) at most once spends at most α.
 func SpendLevel(alpha float64, j, l int) float64 {
 	if j < 1 || l < 1 {
 		panic(fmt.Sprintf("stats: SpendLevel: j = %d and l = %d must be >= 1", j, l))

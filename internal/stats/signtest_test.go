@@ -89,7 +89,7 @@ func TestUpperTailFarTail(t *testing.T) {
 	}
 }
 
-// Cor. C.3: p+ + p− = 1 + P(B = W), so both directions can never reject at a level below ½.
+// Cor. C.4: p+ + p− = 1 + P(B = W), so both directions can never reject at a level below ½.
 func TestSignTestSumIdentity(t *testing.T) {
 	for _, d := range []int{1, 2, 3, 10, 15, 64, 255, 1000, 2000} {
 		_, point := exactTails(d)
@@ -134,7 +134,7 @@ func TestSignTestConventions(t *testing.T) {
 	}
 }
 
-// Prop. C.4: over a J × L rectangle the levels sum to α(1 − 1/(J+1))(1 − 1/(L+1)) < α.
+// Prop. C.5: over a J × L rectangle the levels sum to α(1 − 1/(J+1))(1 − 1/(L+1)) < α.
 func TestSpendLevelRectangleSum(t *testing.T) {
 	const alpha = 0.05
 	for _, r := range [][2]int{{1, 1}, {1, 15}, {3, 7}, {40, 300}, {500, 500}} {

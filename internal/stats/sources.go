@@ -18,7 +18,7 @@ func isPaired(e *Episode) bool {
 // logRewardTransform is log R_β(r) = ln(1 + (e^β − 1)·r), evaluated in exactly that order:
 // a := exp(β) − 1, then a·r, then 1 + a·r, then ln. It is both the anchor transform
 // u = ln(1 + a_β·p̂) (Def. B.1) and the terminal flow log R_β(x) used in the bucket ratios
-// (Def. B.4). It is the plain form; the reference switches to a stable form only for β ≥ 700.
+// (Def. B.3). It is the plain form; the reference switches to a stable form only for β ≥ 700.
 func logRewardTransform(beta, r float64) float64 {
 	return math.Log(1 + (math.Exp(beta)-1)*r)
 }

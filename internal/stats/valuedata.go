@@ -1,6 +1,6 @@
 package stats
 
-// ValueData returns the value head's supervised states (reference §3.4 "Supervised states",
+// ValueData returns the value head's supervised states (METHOD.md §3.4 "Supervised states",
 // paper §C.5 "Data routing"), in episode order then t order:
 //
 //   - every decision state s_t of a healthy natural_reference episode;

@@ -5,8 +5,8 @@ import (
 	"slices"
 )
 
-// Multiple choice (reference §6.2, curve_benchmarks._choice_letter): the last option letter
-// after an "answer (is):" cue, else after an "option"/"choice" cue, else an output that is a
+// Multiple choice (METHOD.md §6.2; the release's curve_benchmarks._choice_letter): the last option
+// letter after an "answer (is):" cue, else after an "option"/"choice" cue, else an output that is a
 // bare letter. The letter must be one of the task's options.
 
 // The reference cues end in a look-ahead, (?![A-Za-z]), that Go's regexp lacks: the pattern

@@ -14,9 +14,9 @@ import (
 	"github.com/evosteer/evosteer-go/internal/executor/sandbox"
 )
 
-// MBPP+ pass@1 (reference §6.2, curve_benchmarks._code_score): the program is extracted from
-// the output (fences, the entry point, sanitising) by mbpp.py, which needs Python's own parser
-// and so runs in the sandbox too; then candidate + test imports + hidden tests + a line
+// MBPP+ pass@1 (METHOD.md §6.2; the release's curve_benchmarks._code_score): the program is
+// extracted from the output (fences, the entry point, sanitising) by mbpp.py, which needs Python's
+// own parser and so runs in the sandbox too; then candidate + test imports + hidden tests + a line
 // printing a random sentinel run in the sandbox. The task passes iff the run exits 0 and the
 // last line it prints is the sentinel, so a candidate that exits early or prints a fake pass
 // line does not pass.

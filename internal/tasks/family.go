@@ -2,7 +2,7 @@ package tasks
 
 import "slices"
 
-// Grading kinds: how a family's outputs are scored (reference §6.2).
+// Grading kinds: how a family's outputs are scored (METHOD.md §6.2).
 const (
 	KindQA          = "qa"          // short answer, exact match after normalisation (F1 stored too)
 	KindChoice      = "choice"      // multiple-choice letter
@@ -19,7 +19,7 @@ type Family struct {
 	Grading  string // one of the Kind constants
 }
 
-// families are the twelve benchmarks of the reference release (reference §6.1): six IID and
+// families are the twelve benchmarks of the reference release (METHOD.md §6.1): six IID and
 // six OOD, each OOD family mapped to the IID task type whose grader it uses. MATH-Hard is the
 // one OOD family graded differently from its task type (reference curve_benchmarks._score).
 var families = map[string]Family{

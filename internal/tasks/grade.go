@@ -17,7 +17,7 @@ const (
 	GraderCode    = "mbpp-plus-pass1@1"  // MBPP+ hidden tests in the sandbox
 )
 
-// Score is the grade of one output. Every reward is binary (reference §6.2).
+// Score is the grade of one output. Every reward is binary (METHOD.md §6.2).
 type Score struct {
 	Reward     float64  `json:"reward"`
 	F1         *float64 `json:"f1,omitempty"` // QA only: HotpotQA token F1, stored, not the reward

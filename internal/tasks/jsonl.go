@@ -19,7 +19,7 @@ const maxLineBytes = 64 << 20
 var rowFields = []string{"task_id", "kind", "task_type", "split", "source_id", "origin", "prompt",
 	"answer", "answers", "options", "prior_rate", "prior_count"}
 
-// ReadJSONL reads a task file in the reference release's JSONL row schema (reference §6.1).
+// ReadJSONL reads a task file in the reference release's JSONL row schema (METHOD.md §6.1).
 func ReadJSONL(path string) ([]Task, error) {
 	f, err := os.Open(path)
 	if err != nil {

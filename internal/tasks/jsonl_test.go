@@ -10,8 +10,9 @@ import (
 	"github.com/evosteer/evosteer-go/schema"
 )
 
-// referenceTasks is the folder of real sample rows beside the project (shared/data/
-// reference-tasks); tests that need it skip when it is absent.
+// referenceTasks is the folder of real sample rows of the reference release's test sets that a
+// development checkout may have beside the module (shared/data/reference-tasks); tests that need
+// it skip when it is absent.
 func referenceTasks(t *testing.T) string {
 	t.Helper()
 	dir, err := os.Getwd()
@@ -24,7 +25,7 @@ func referenceTasks(t *testing.T) string {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			t.Skip("no go.mod above the test; cannot locate ../shared")
+			t.Skip("no go.mod above the test; cannot locate the sample rows")
 		}
 		dir = parent
 	}
@@ -102,8 +103,8 @@ func TestSharedSamplesLoadAndRoundTripThroughArrow(t *testing.T) {
 	}
 }
 
-// TestSharedSamplePromptsFollowTheReferenceTemplates checks the prompt templates of reference
-// §6.1 on the real rows, so the graders' answer cues match what the tasks ask for.
+// TestSharedSamplePromptsFollowTheReferenceTemplates checks the prompt templates
+// of METHOD.md §6.1 on the real rows, so the graders' answer cues match what the tasks ask for.
 func TestSharedSamplePromptsFollowTheReferenceTemplates(t *testing.T) {
 	prefix := map[string]string{
 		"hotpotqa":  "Answer the question using the passages. Give a short answer only.\nQuestion: ",

@@ -7,10 +7,10 @@ import (
 	"unicode/utf8"
 )
 
-// Math answers (reference §6.2, curve_benchmarks._integer_score and _final_value_score).
-// AIME: the last number of the last \boxed{...} (boxed outranks ####), else of the last ####
-// line, else the first number within 200 characters after the last answer cue, else the last
-// number in the text, compared as a decimal with the integer answer. MATH-Hard: the last
+// Math answers (METHOD.md §6.2; the release's curve_benchmarks._integer_score and
+// _final_value_score). AIME: the last number of the last \boxed{...} (boxed outranks ####), else of
+// the last #### line, else the first number within 200 characters after the last answer cue, else
+// the last number in the text, compared as a decimal with the integer answer. MATH-Hard: the last
 // brace-matched \boxed or \fbox content, else the first line after the cue, normalised the
 // Hendrycks way and compared as strings or as exact fractions.
 

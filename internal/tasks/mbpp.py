@@ -1,6 +1,6 @@
-# MBPP+ code extraction (reference §6.2, curve_benchmarks and curve_tools), run in the sandbox
-# on an agent's output as data; nothing of the output is executed here. The Go grader appends
-# the request and reads one JSON line from standard output.
+# MBPP+ code extraction (METHOD.md §6.2; the release's curve_benchmarks and curve_tools), run in
+# the sandbox on an agent's output as data; nothing of the output is executed here. The Go grader
+# appends the request and reads one JSON line from standard output.
 import ast
 import base64
 import builtins

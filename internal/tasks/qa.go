@@ -5,8 +5,8 @@ import (
 	"strings"
 )
 
-// Short-answer QA (reference §6.2, curve_benchmarks._qa_em and qa_metrics): the answer is the
-// text after the last "answer is" / "answer:" cue, else the last nonempty line; it is
+// Short-answer QA (METHOD.md §6.2; the release's curve_benchmarks._qa_em and qa_metrics): the
+// answer is the text after the last "answer is" / "answer:" cue, else the last nonempty line; it is
 // normalised HotpotQA-style and compared exactly with every gold answer; for yes/no golds only
 // the first token counts. F1 is computed too and stored, never used as the reward.
 

@@ -2,7 +2,7 @@ package tasks
 
 import "encoding/json"
 
-// Task is one task record, in the reference release's JSONL row schema (reference §6.1). The
+// Task is one task record, in the reference release's JSONL row schema (METHOD.md §6.1). The
 // orchestrator sees only Family, TaskType and Prompt; graders and executors see the rest.
 type Task struct {
 	ID       string   `json:"task_id"`   // "{kind}/{source_id}", test rows "{kind}/test-{source_id}"

@@ -5,7 +5,7 @@
 //   - anchors.arrow      one row per episode of the step: the hierarchical-shrinkage task anchor
 //     u_{q,x} and its levels (sql/baselines.sql, paper Def. B.2);
 //   - buckets.arrow      the cumulative structural buckets after this step (sql/buckets.sql,
-//     Def. B.4): the previous step's buckets plus this step's visits;
+//     Def. B.3): the previous step's buckets plus this step's visits;
 //   - corrections.arrow  one row per decision: c(g(s_t)) looked up in the PREVIOUS step's buckets
 //     (sql/corrections.sql; one-batch lag, exact bucket then coarse fallback);
 //   - value_data.arrow   the value head's supervised states (sql/value_data.sql);

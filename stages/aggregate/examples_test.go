@@ -82,7 +82,7 @@ func TestRemarkB1(t *testing.T) {
 	}
 }
 
-// An empty bucket (n_g = 0 < n_0) has A_g = 1 and c = 0 (Lemma B.5): a zero-visit bucket carried
+// An empty bucket (n_g = 0 < n_0) has A_g = 1 and c = 0 (Lemma B.6): a zero-visit bucket carried
 // from the previous step gets correction exactly 0, and a decision in it falls through to 'none'.
 func TestEmptyBucketHasZeroCorrection(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2, 2))
@@ -125,7 +125,7 @@ func TestEmptyBucketHasZeroCorrection(t *testing.T) {
 	}
 }
 
-// |c(g)| ≤ min(β, c_max) (Lemma B.5), on extreme data: successes whose left-out anchors are low
+// |c(g)| ≤ min(β, c_max) (Lemma B.6), on extreme data: successes whose left-out anchors are low
 // (their task's other records failed), so the ratio z = R_β/B is large.
 func TestCorrectionBound(t *testing.T) {
 	for _, tc := range []struct{ beta, cMax float64 }{{2, 0.25}, {0.1, 5}, {1, 1}} {

@@ -52,7 +52,7 @@ func TestSQLAgreesWithOracle(t *testing.T) {
 				t.Fatalf("%s: check: %v", what, err)
 			}
 			failOnMismatch(t, what+" (Check)", checks)
-			for _, b := range got.Buckets { // Lemma B.5
+			for _, b := range got.Buckets { // Lemma B.6
 				if bound := math.Min(w.cfg.AnchorTB.Beta, w.cfg.Buckets.CorrectionBound); math.Abs(b.Correction) > bound+1e-15 {
 					t.Errorf("%s: bucket %s %s: |c| = %g > min(β, c_max) = %g", what, b.Kind, b.Key, math.Abs(b.Correction), bound)
 				}

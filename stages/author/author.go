@@ -38,7 +38,7 @@ const (
 	StatusDuplicate = "duplicate_filtered"
 )
 
-// WindowFamilies is how many author windows step opens (reference §5.3): none during the
+// WindowFamilies is how many author windows step opens (METHOD.md §5.3): none during the
 // warm-up (steps before author.start_step), author.start_families at the start step, then one
 // every author.interval steps; none when skill evolution is ablated.
 func WindowFamilies(cfg *config.Config, step int) int {

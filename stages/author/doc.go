@@ -1,5 +1,5 @@
 // Package author is the stage that proposes candidate skills (paper §4.3, appendix C.5;
-// reference §5.3–5.4). For step k it rebuilds the admission ledger through validate k
+// METHOD.md §5.3–5.4). For step k it rebuilds the admission ledger through validate k
 // (internal/skills.LoadLedger, checked against step-k/validate/skills.arrow) and opens the
 // step's author windows: none before author.start_step (warm-up), author.start_families at it,
 // then one every author.interval steps, each for the highest-priority family that can take a
@@ -7,7 +7,7 @@
 // with both a success and a failure, lowest mean natural reward, most failures, config order).
 //
 // A window shows the Author (interface; backends: the simulated author of the embedded world,
-// and an OpenAI-compatible chat model with the prompt of reference §5.4) the family's skills,
+// and an OpenAI-compatible chat model with the prompt of METHOD.md §5.4) the family's skills,
 // statistics and up to author.max_trajectories evidence episodes: the stopped, healthy episodes
 // of step k and a pool of the previous step's natural ones (author.evidence_pool per family),
 // success/failure contrasts of one task first. An answer is judged in this order: a call or

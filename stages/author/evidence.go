@@ -102,7 +102,7 @@ func familyStats(eps []schema.EpisodeRow, threshold float64) FamilyStats {
 	return s
 }
 
-// priority orders the families that can take a candidate (reference §5.3), ascending: fewest
+// priority orders the families that can take a candidate (METHOD.md §5.3), ascending: fewest
 // skills, fewest earlier windows that proposed nothing, families with rewards first, most tasks
 // with both a success and a failure, lowest mean natural reward, most failures, config order.
 func priority(families []string, skillCount, failedReports map[string]int, st map[string]FamilyStats) []string {
@@ -131,9 +131,9 @@ func priority(families []string, skillCount, failedReports map[string]int, st ma
 	return out
 }
 
-// selectEvidence picks at most limit episodes to show the author (reference §5.4 `_select`):
-// of the family's stopped, healthy episodes (pool and step, paired arms included), first
-// success/failure contrasts per task (best success against worst failure, largest reward gap
+// selectEvidence picks at most limit episodes to show the author (METHOD.md §5.4; the release's
+// `_select`): of the family's stopped, healthy episodes (pool and step, paired arms included),
+// first success/failure contrasts per task (best success against worst failure, largest reward gap
 // first, ties by task id), then the rest alternating failures and successes, episodes of
 // tasks not yet shown first. Ties break by episode id, so the choice is deterministic.
 func selectEvidence(fe *familyEpisodes, threshold float64, limit int) []schema.EpisodeRow {

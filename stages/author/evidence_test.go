@@ -8,7 +8,7 @@ import (
 	"github.com/evosteer/evosteer-go/schema"
 )
 
-// Each priority key decides when the earlier ones tie (reference §5.3).
+// Each priority key decides when the earlier ones tie (METHOD.md §5.3).
 func TestPriority(t *testing.T) {
 	fams := []string{"a", "b", "c", "d", "e", "f", "g", "h"}
 	count := map[string]int{"h": 1}

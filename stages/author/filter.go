@@ -14,7 +14,7 @@ import (
 	"github.com/evosteer/evosteer-go/internal/skills"
 )
 
-// The enforced output limits (reference §5.4: looser than the ones the prompt states).
+// The enforced output limits (METHOD.md §5.4: looser than the ones the prompt states).
 const (
 	maxNameChars  = 60
 	maxLineChars  = 240 // description, trigger and each list item

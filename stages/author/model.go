@@ -17,7 +17,7 @@ import (
 	"github.com/evosteer/evosteer-go/internal/redact"
 )
 
-// Limits of the author prompt (reference §5.4).
+// Limits of the author prompt (METHOD.md §5.4).
 const (
 	maxPromptBytes = 64000
 	maxTextChars   = 1200 // per text field at first; halved until the prompt fits
@@ -26,7 +26,7 @@ const (
 	attempts       = 2    // per window, on transport errors, timeouts and 5xx
 )
 
-// instruction is the fixed part of the author prompt (reference §5.4, in substance).
+// instruction is the fixed part of the author prompt (METHOD.md §5.4; the release's, in substance).
 const instruction = `You write skills for a team of LLM agents that solve tasks of one family. A skill is ONE short
 operating procedure that a single agent follows when the skill is bound to it.
 

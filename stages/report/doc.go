@@ -1,4 +1,4 @@
-// Package report turns a run folder into a report (DESIGN §10): report/index.html, a single
+// Package report turns a run folder into a report (ARCHITECTURE.md §9): report/index.html, a single
 // self-contained page (figures embedded as base64 PNG data URIs, inline CSS, nothing fetched),
 // report/report.md with the same content and the figures linked, and the figures as
 // report/<id>.png. Sections, in order:

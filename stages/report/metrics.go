@@ -87,7 +87,7 @@ func ClassifyEdit(before, after *float64) (o Outcome, ok bool) {
 	return Same, true
 }
 
-// EditKinds are the edit actions of the figure, in the order of reference §2.1 (STOP is not an
+// EditKinds are the edit actions of the figure, in the order of METHOD.md §2.1 (STOP is not an
 // edit).
 var EditKinds = []string{orchestra.KindAddAgent, orchestra.KindAddEdge, orchestra.KindBindSkill,
 	orchestra.KindSetOutput, orchestra.KindRerunAgent, orchestra.KindDropAgent}

@@ -146,7 +146,7 @@ func newEnv(cfg *config.Config, exec executor.Executor, l *gpu.Learner, eng *gpu
 // plan builds the step's episode jobs for every scheduled task of the shard: the current (π_θ)
 // and natural-reference (π_ρ) rollouts, each seeded by its episode id and shown the family's
 // menu; and, for every skill the library tests in the task's family (skills.Library.Tested),
-// one pair (paper Eq. 9, reference §5.5): a treatment arm forced to start with
+// one pair (paper Eq. (10), METHOD.md §5.5): a treatment arm forced to start with
 // ADD_AGENT(n0, solver, σ) on the full menu and a control arm forced to ADD_AGENT(n0, solver)
 // with σ removed from its menu for the whole episode, both continued by ρ and sharing the
 // pair's seed.

@@ -228,7 +228,7 @@ func TestUnhealthyEpisodesAreKeptWithTheirReason(t *testing.T) {
 }
 
 // TestPairedArms: a candidate skill in one family's menu gives every task of that family one
-// pair (paper Eq. 9): the treatment arm is forced to ADD_AGENT(n0, solver, σ) on the full menu,
+// pair (paper Eq. (10)): the treatment arm is forced to ADD_AGENT(n0, solver, σ) on the full menu,
 // the control arm to ADD_AGENT(n0, solver) with σ off its menu for the whole episode; both share
 // the pair's seed and ids, are continued by ρ, and the forced action is recorded as forced.
 func TestPairedArms(t *testing.T) {

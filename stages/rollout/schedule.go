@@ -19,7 +19,7 @@ func stableHash(v map[string]any) string {
 }
 
 // Schedule picks the task ids of one step, source-balanced as the reference release does
-// (reference §1.4): the batch is split evenly over the families, the remainder rotating over
+// (METHOD.md §1.4): the batch is split evenly over the families, the remainder rotating over
 // families by step; each family walks its tasks in a per-family, per-epoch permutation ordered
 // by stable_hash({seed, source, epoch, task}), so every task is used once per epoch; the batch
 // order is a hash shuffle. families fixes the family order; byFamily holds each family's task ids.

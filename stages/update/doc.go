@@ -1,4 +1,4 @@
-// Package update is the learning stage of a training step (design §6): it loads the learner of
+// Package update is the learning stage of a training step (METHOD.md §4): it loads the learner of
 // the previous step, builds the step's trajectories — every healthy episode of every source with
 // its decisions' network inputs and behaviour log-probabilities (rollout), Δℓ and log π_θ
 // (rescore), corrections and task anchor (aggregate) — takes one AnchorTB step on the policy

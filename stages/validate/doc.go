@@ -1,5 +1,5 @@
 // Package validate is the stage that judges candidate skills (paper §4.3 and appendix C,
-// reference §5.6). For step k it rebuilds the admission ledger by replaying every earlier
+// METHOD.md §5.6). For step k it rebuilds the admission ledger by replaying every earlier
 // segment (internal/skills.LoadLedger, which also checks the rebuilt library against
 // step-(k−1)/author/skills.arrow), records the step's eligible pairs from
 // step-k/aggregate/pairs.arrow (registering new comparisons), runs the sequential sign-test

@@ -16,8 +16,8 @@ import (
 	"github.com/evosteer/evosteer-go/internal/orchestra"
 )
 
-// The tool loop of reference §2.5 (tool_text_executor.py): each reply may end with one
-// <python> or <search> call, which runs and comes back as a <result> block; the reply without
+// The tool loop of METHOD.md §2.5 (the release's tool_text_executor.py): each reply may end with
+// one <python> or <search> call, which runs and comes back as a <result> block; the reply without
 // a call is the final output; when calls or budget run out, a forced final turn asks for the
 // result. The role's envelope is the loop's own budget.
 

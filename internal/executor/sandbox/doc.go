@@ -1,5 +1,5 @@
-// Package sandbox runs untrusted Python programs: the python tool of agents (reference §2.5)
-// and the hidden tests of code tasks (reference §6.2). Every call is a fresh `python3 -I`
+// Package sandbox runs untrusted Python programs: the python tool of agents (METHOD.md §2.5)
+// and the hidden tests of code tasks (METHOD.md §6.2). Every call is a fresh `python3 -I`
 // process in a private temporary folder with CPU, wall, address-space, file-size, open-file
 // and process limits and a bound on the folder's total bytes, killed with its whole process
 // group on timeout.
