@@ -10,33 +10,25 @@ import (
 	"github.com/evosteer/evosteer-go/schema"
 )
 
-// referenceTasks is the folder of real sample rows of the reference release's test sets that a
-// development checkout may have beside the module (shared/data/reference-tasks); tests that need
-// it skip when it is absent.
+// ReferenceTasksEnv names a folder of real sample rows of the benchmarks' test sets (one
+// subfolder per benchmark of *.jsonl files, as the reference release ships them). They are not
+// part of this repository (no licence to redistribute them); the tests that read them run only
+// when the variable is set and skip, saying so, otherwise.
+const ReferenceTasksEnv = "EVOSTEER_REFERENCE_TASKS"
+
 func referenceTasks(t *testing.T) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
+	ref := os.Getenv(ReferenceTasksEnv)
+	if ref == "" {
+		t.Skipf("%s is not set: no real benchmark sample rows to check against", ReferenceTasksEnv)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("no go.mod above the test; cannot locate the sample rows")
-		}
-		dir = parent
-	}
-	ref := filepath.Join(dir, "..", "shared", "data", "reference-tasks")
 	if _, err := os.Stat(ref); err != nil {
-		t.Skipf("shared reference task samples absent (%s)", ref)
+		t.Fatalf("%s: %v", ReferenceTasksEnv, err)
 	}
 	return ref
 }
 
-// sampleFiles are the JSONL samples under the shared folder.
+// sampleFiles are the JSONL samples of the reference folder.
 func sampleFiles(t *testing.T) []string {
 	files, err := filepath.Glob(filepath.Join(referenceTasks(t), "*", "*.jsonl"))
 	if err != nil || len(files) == 0 {
