@@ -30,7 +30,7 @@ leaves no run; the next init of DIR removes what it left.
 
 With the simulated world (executor.backend: sim) it also writes the task records:
 tasks/train.arrow (tasks.train_per_family per IID family) and tasks/test.arrow
-(tasks.test_per_family per benchmark, IID and OOD).
+(tasks.test_per_family per benchmark, IID and OOD; AIME 2026 at most its 30 problems).
 
 --tasks FILE... copies task files in the reference's JSONL row schema into the run instead:
 rows with split "train" go to tasks/train.arrow, rows with split "test" to tasks/test.arrow.

@@ -19,6 +19,7 @@ import (
 	"github.com/evosteer/evosteer-go/internal/duck"
 	"github.com/evosteer/evosteer-go/internal/paradigms"
 	"github.com/evosteer/evosteer-go/internal/rundir"
+	"github.com/evosteer/evosteer-go/internal/tasks"
 	"github.com/evosteer/evosteer-go/schema"
 	"github.com/evosteer/evosteer-go/stages/evaluate"
 )
@@ -373,8 +374,8 @@ func (s *study) deltaCell(key, block string) string {
 }
 
 func (s *study) caption() string {
-	return fmt.Sprintf("Simulated world (internal/sim), reduced scale: %d training steps per run, %d seed(s); every cell is the mean over seeds of the mean over evaluation runs on %d test tasks per benchmark (points). Avg: mean ± std over seeds of the block average; Δ vs full: the paired difference from the full method, seed by seed (shared tasks and episode seeds), mean ± std over seeds.\n\n",
-		s.steps, s.seeds, s.testTasks)
+	return fmt.Sprintf("Simulated world (internal/sim), reduced scale: %d training steps per run, %d seed(s); every cell is the mean over seeds of the mean over evaluation runs on %d test tasks per benchmark (aime_2026: %d; points). Avg: mean ± std over seeds of the block average; Δ vs full: the paired difference from the full method, seed by seed (shared tasks and episode seeds), mean ± std over seeds.\n\n",
+		s.steps, s.seeds, s.testTasks, tasks.TestSize("aime_2026", s.testTasks))
 }
 
 func (s *study) table2() string {
@@ -468,8 +469,8 @@ func (s *study) objectives() string {
 func (s *study) betaTable() string {
 	var b strings.Builder
 	b.WriteString("# AnchorTB's temperature β: the trained policy against the reference (simulated)\n\n")
-	fmt.Fprintf(&b, "Simulated world (internal/sim), reduced scale: %d training steps per run, %d seed(s). Each row is the full method trained at that anchortb.beta (the configuration's β: the full method's runs; the others: the variants beta-<β>), with θ of the last step and the untrained reference ρ evaluated in the same run folder on the same %d test tasks per benchmark, with the same episode seeds and skill menus (ρ differs between rows only through the run's skill library). θ and ρ: mean over (seed, evaluation run) of the block average (points); θ − ρ: the paired difference, mean ± std over those pairs; pairs: seeds × evaluation runs.\n\n",
-		s.steps, s.seeds, s.testTasks)
+	fmt.Fprintf(&b, "Simulated world (internal/sim), reduced scale: %d training steps per run, %d seed(s). Each row is the full method trained at that anchortb.beta (the configuration's β: the full method's runs; the others: the variants beta-<β>), with θ of the last step and the untrained reference ρ evaluated in the same run folder on the same %d test tasks per benchmark (aime_2026: %d), with the same episode seeds and skill menus (ρ differs between rows only through the run's skill library). θ and ρ: mean over (seed, evaluation run) of the block average (points); θ − ρ: the paired difference, mean ± std over those pairs; pairs: seeds × evaluation runs.\n\n",
+		s.steps, s.seeds, s.testTasks, tasks.TestSize("aime_2026", s.testTasks))
 	writeHeader(&b, []string{"β", "θ IID avg", "ρ IID avg", "θ − ρ IID", "θ OOD avg", "ρ OOD avg", "θ − ρ OOD", "pairs"})
 	for _, r := range s.betas {
 		cells := []string{fmt.Sprintf("%g", r.beta)}

@@ -110,7 +110,9 @@ type Policy struct {
 	MaxLegalActions int     `yaml:"max_legal_actions" json:"max_legal_actions"`
 	AdapterRank     int     `yaml:"adapter_rank" json:"adapter_rank"`
 	AdapterAlpha    float64 `yaml:"adapter_alpha" json:"adapter_alpha"`
-	Temperature     float64 `yaml:"temperature" json:"temperature"`
+	// Temperature is the orchestrator's sampling temperature (paper Table 5: 1.0): network
+	// decisions sample from log π / Temperature, renormalised (stages/rollout).
+	Temperature float64 `yaml:"temperature" json:"temperature"`
 }
 
 // ValueHead sizes and schedules the value head v_hat.

@@ -30,7 +30,8 @@ func Init(ctx context.Context, dir string, cfg *config.Config, version string, p
 
 // WriteSimTasks writes the simulated world's task records of a run (nothing for other
 // executors): tasks/train.arrow with tasks.train_per_family tasks per IID family, and
-// tasks/test.arrow with tasks.test_per_family per benchmark, IID and OOD.
+// tasks/test.arrow with tasks.test_per_family per benchmark, IID and OOD — fewer where the
+// benchmark has fewer test items (tasks.TestSize: AIME 2026's 30).
 func WriteSimTasks(r *rundir.Run) error {
 	cfg := r.Config
 	if cfg.Executor.Backend != "sim" {
@@ -53,7 +54,11 @@ func WriteSimTasks(r *rundir.Run) error {
 		var ts []tasks.Task
 		for _, f := range split.families {
 			taskType, _ := cfg.TaskType(f)
-			ts = append(ts, sim.Tasks(cfg.Sim, cfg.Seed, f, taskType, split.name, split.n)...)
+			n := split.n
+			if split.name == "test" {
+				n = tasks.TestSize(f, n)
+			}
+			ts = append(ts, sim.Tasks(cfg.Sim, cfg.Seed, f, taskType, split.name, n)...)
 		}
 		if err := tasks.WriteFile(r.TasksPath(split.name), lin, ts); err != nil {
 			return err

@@ -46,6 +46,21 @@ func LogSoftmax(logits []float64) []float64 {
 	return out
 }
 
+// Temper returns the log-probabilities of the tempered distribution p_i^(1/tau) / Σ_j p_j^(1/tau)
+// (logits divided by tau, renormalised over the legal set): what the orchestrator samples at
+// policy.temperature tau. At tau = 1 it returns logp itself, so sampling at the default is
+// bit-for-bit sampling from the policy.
+func Temper(logp []float64, tau float64) []float64 {
+	if tau == 1 {
+		return logp
+	}
+	scaled := make([]float64, len(logp))
+	for i, l := range logp {
+		scaled[i] = l / tau
+	}
+	return LogSoftmax(scaled)
+}
+
 // Sample draws an index from log-probabilities with the given generator.
 func Sample(logp []float64, rng *rand.Rand) (int, error) {
 	if len(logp) == 0 {

@@ -223,3 +223,28 @@ func TestPadToFixedK(t *testing.T) {
 		t.Fatal("3 legal actions fit a K of 2")
 	}
 }
+
+// Temper is the identity at τ = 1 and otherwise the renormalised p^(1/τ): sharper below 1,
+// flatter above, a distribution either way.
+func TestTemper(t *testing.T) {
+	logp := LogSoftmax([]float64{0.5, -1, 2})
+	if got := Temper(logp, 1); &got[0] != &logp[0] {
+		t.Fatal("τ = 1 must return the log-probabilities themselves")
+	}
+	for _, tau := range []float64{0.5, 2} {
+		got := Temper(logp, tau)
+		var sum float64
+		for i, l := range got {
+			sum += math.Exp(l)
+			if want := math.Exp(logp[i]/tau) / (math.Exp(logp[0]/tau) + math.Exp(logp[1]/tau) + math.Exp(logp[2]/tau)); math.Abs(math.Exp(l)-want) > 1e-12 {
+				t.Fatalf("τ = %g: p[%d] = %g, want %g", tau, i, math.Exp(l), want)
+			}
+		}
+		if math.Abs(sum-1) > 1e-12 {
+			t.Fatalf("τ = %g: probabilities sum to %g", tau, sum)
+		}
+		if sharper := got[2] > logp[2]; sharper != (tau < 1) {
+			t.Fatalf("τ = %g: the mode's log-prob %g against %g", tau, got[2], logp[2])
+		}
+	}
+}

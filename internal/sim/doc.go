@@ -183,8 +183,9 @@
 // skill_helpful_prob (effect skill_helpful_effect +- uniform skill_effect_jitter), harmful with
 // skill_harmful_prob (skill_harmful_effect +- jitter), else neutral (exactly 0, including skills
 // that looked good on one trajectory and do nothing). The effect of every skill bound to a node
-// is added to z on every execution of that node. The world does not know a skill's family:
-// menus are per family, which is what keeps an effect inside its family.
+// is added to z on every execution of that node. The world does not know a skill's task type:
+// menus are per task type (an OOD benchmark is offered the skills of the IID task type it maps
+// to), which is what keeps an effect inside its task type and carries it to that OOD benchmark.
 //
 // # Calibration (defaults, measured by the package tests)
 //

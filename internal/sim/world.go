@@ -53,8 +53,8 @@ func (w *World) Params() config.Sim { return w.p }
 // (run seed, skill id): helpful with probability skill_helpful_prob (effect
 // skill_helpful_effect +- jitter), harmful with skill_harmful_prob (skill_harmful_effect +-
 // jitter), else neutral (exactly 0). The effect applies to every execution that binds the skill;
-// skills are offered only in their own family's menu, which is how an effect stays inside its
-// family.
+// a skill is offered only in the menu of the task type it was authored for, which is how an
+// effect stays inside its task type: the IID family and the OOD benchmark mapped to it.
 func (w *World) SkillEffect(skillID string) (effect float64, class string) {
 	r := stream(w.runSeed, "sim/skill", skillID)
 	u := r.Float64()

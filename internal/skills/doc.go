@@ -1,6 +1,6 @@
 // Package skills holds the skill half of EvoSteer that several stages share (paper §4.3,
 // appendix C; METHOD.md §5): the skill record and its id, the library snapshot with its limits
-// and per-family menus, and the admission ledger (registration, pairs, sign-test looks with
+// and per-task-type menus, and the admission ledger (registration, pairs, sign-test looks with
 // two-level alpha spending, status changes) with its replay.
 //
 // # Record and id
@@ -22,9 +22,13 @@
 // # The step contract (files of step k)
 //
 //	rollout k   freezes LoadLibrary(run, k) = step-(k−1)/author/skills.arrow (empty at step 1
-//	            and under the skill-evolution ablation) into menus: Library.Menu(family) is
-//	            every non-retired skill of the family, sorted by id, with status and rendered
-//	            text, and Menu.ID = MenuID (hash of the "id status" lines) is episodes.menu_id.
+//	            and under the skill-evolution ablation) into menus: Library.Menu(task type) is
+//	            every non-retired skill of the task type, sorted by id, with status and
+//	            rendered text, and Menu.ID = MenuID (hash of the "id status" lines) is
+//	            episodes.menu_id. Skill slots belong to task types (paper Table 5): a skill's
+//	            family is the IID family it was authored for, and every task is shown the menu
+//	            of its task type, so an OOD benchmark (at evaluation) sees the skills of the
+//	            IID task type it maps to.
 //	            For each task of family f it plays one pair per skill of Library.Tested(f, k)
 //	            (the candidate with the fewest recorded pairs, ties by id; every
 //	            retirement_interval-th step also the validated skill with the fewest). A pair

@@ -132,8 +132,10 @@ type Menu struct {
 	Skills []orchestra.MenuSkill
 }
 
-// Menu returns the family's menu.
-func (l *Library) Menu(family string) Menu { return l.menu(family, "") }
+// Menu returns the menu of a task type (an IID family): its skill slots, which an OOD benchmark
+// shares with the IID task type it maps to (paper Table 5). Callers pass a task's TaskType,
+// never its Family, so that OOD test tasks see the skills of their task type.
+func (l *Library) Menu(taskType string) Menu { return l.menu(taskType, "") }
 
 // Background returns the family's menu without one skill: what the control arm of a pair
 // testing that skill sees, and the context that identifies the skill's comparison.

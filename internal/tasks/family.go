@@ -37,6 +37,20 @@ var families = map[string]Family{
 	"webshop":            {"webshop", "alfworld", KindEnvironment},
 }
 
+// testItems caps a benchmark's test split where the benchmark holds fewer items than the
+// protocol's per-benchmark count (paper appendix D, METHOD.md §6.3: 128 per benchmark, AIME
+// 2026: 30): AIME 2026 is one year's contest, 30 problems, all of them test items.
+var testItems = map[string]int{"aime_2026": 30}
+
+// TestSize is the number of test items of a benchmark when the protocol asks for perBenchmark:
+// perBenchmark, or fewer where the benchmark holds fewer items.
+func TestSize(family string, perBenchmark int) int {
+	if n, ok := testItems[family]; ok {
+		return min(n, perBenchmark)
+	}
+	return perBenchmark
+}
+
 // alfworldPrompt is the fixed task text of ALFWorld rows, whose prompt field is null: the
 // instruction comes from the environment's reset observation.
 const alfworldPrompt = "Complete the ALFWorld instruction shown by the reset observation."

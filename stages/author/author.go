@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/rundir"
@@ -55,9 +56,10 @@ func WindowFamilies(cfg *config.Config, step int) int {
 }
 
 // Inputs are the files the author of step reads that exist now: the ledger through validate
-// step with its library, and, when a window opens, the episodes of step and step − 1 (the
-// evidence pool), the task records, earlier proposals (window priority) and, for a model
-// author, decisions and executions.
+// step with its library, and, when a window opens, the episodes of step and of every earlier
+// step (the evidence pool is carried over all of them), the task records, earlier proposals
+// (window priority) and, for a model author, the decisions and executions of the episodes it
+// may be shown.
 func Inputs(r *rundir.Run, step int) []string {
 	if !skills.Enabled(r.Config) {
 		return nil
@@ -65,9 +67,13 @@ func Inputs(r *rundir.Run, step int) []string {
 	paths := skills.LedgerInputs(r, step, Name)
 	if WindowFamilies(r.Config, step) > 0 {
 		paths = append(paths, r.TasksPath("train"))
-		for j := max(1, step-1); j <= step; j++ {
+		for _, j := range poolSteps(r, step) {
 			paths = append(paths, shards(r, j, "episodes")...)
-			if r.Config.Author.Backend != "sim" {
+		}
+		paths = append(paths, shards(r, step, "episodes")...)
+		if r.Config.Author.Backend != "sim" {
+			pool, _ := carriedPool(r, step) // a missing file is reported by Run
+			for _, j := range detailSteps(pool, step) {
 				paths = append(paths, shards(r, j, "decisions")...)
 				paths = append(paths, shards(r, j, "executions")...)
 			}
@@ -77,6 +83,59 @@ func Inputs(r *rundir.Run, step int) []string {
 		}
 	}
 	return r.ExistingInputs(paths)
+}
+
+// poolSteps are the earlier steps whose natural episodes the evidence pool of step is carried
+// over: all of them, none when author.evidence_pool is 0.
+func poolSteps(r *rundir.Run, step int) []int {
+	if r.Config.Author.EvidencePool == 0 {
+		return nil
+	}
+	out := make([]int, 0, step-1)
+	for j := 1; j < step; j++ {
+		out = append(out, j)
+	}
+	return out
+}
+
+// carriedPool is the evidence pool the author of step finds: updatePool over the episodes of
+// every earlier step, in step order, starting empty.
+func carriedPool(r *rundir.Run, step int) (map[string][]schema.EpisodeRow, error) {
+	cfg := r.Config
+	pool := map[string][]schema.EpisodeRow{}
+	for _, j := range poolSteps(r, step) {
+		rows, err := readEpisodes(r, j)
+		if err != nil {
+			return nil, err
+		}
+		pool = updatePool(pool, rows, cfg.Author.EvidencePool, cfg.Admission.SuccessThreshold)
+	}
+	return pool, nil
+}
+
+// detailSteps are the steps whose decisions and executions a model author's examples need:
+// step and those of the pool's episodes (an episode id starts with its step).
+func detailSteps(pool map[string][]schema.EpisodeRow, step int) []int {
+	out := []int{step}
+	for _, eps := range pool {
+		for _, e := range eps {
+			prefix, _, _ := strings.Cut(e.EpisodeID, "/")
+			if j, err := strconv.Atoi(prefix); err == nil && !slices.Contains(out, j) {
+				out = append(out, j)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// readEpisodes reads the rollout episodes of step j (all shards).
+func readEpisodes(r *rundir.Run, j int) ([]schema.EpisodeRow, error) {
+	paths := rundir.Existing(shards(r, j, "episodes"))
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("step %d has no rollout episodes in %s; run `evosteer rollout --run %s --step %d` first", j, r.Rel(r.StageDir(j, rolloutStage)), r.Dir, j)
+	}
+	return schema.ReadFiles[schema.EpisodeRow](schema.Episodes, paths)
 }
 
 // shards lists a rollout table's files of step: name.arrow or name-i-of-n.arrow. The aggregate
@@ -275,52 +334,26 @@ type evidence struct {
 	executions map[string][]schema.ExecutionRow // episode id -> executions in order
 }
 
-// loadEvidence reads the episodes of step and step − 1 and the task prompts; details adds the
-// decisions and executions a model author's examples show.
+// loadEvidence reads the episodes of step, the evidence pool carried over the earlier steps and
+// the task prompts; details adds the decisions and executions a model author's examples show.
 func loadEvidence(r *rundir.Run, step int, details bool) (*evidence, error) {
-	cfg := r.Config
 	ev := &evidence{prompts: map[string]string{}, actions: map[string][]string{}, executions: map[string][]schema.ExecutionRow{}}
-	var current, prev []schema.EpisodeRow
-	for j := max(1, step-1); j <= step; j++ {
-		paths := rundir.Existing(shards(r, j, "episodes"))
-		if len(paths) == 0 {
-			return nil, fmt.Errorf("step %d has no rollout episodes in %s; run `evosteer rollout --run %s --step %d` first", j, r.Rel(r.StageDir(j, rolloutStage)), r.Dir, j)
-		}
-		for _, p := range paths {
-			rows, err := schema.ReadFile[schema.EpisodeRow](schema.Episodes, p)
-			if err != nil {
+	pool, err := carriedPool(r, step)
+	if err != nil {
+		return nil, err
+	}
+	current, err := readEpisodes(r, step)
+	if err != nil {
+		return nil, err
+	}
+	ev.byFamily = groupEpisodes(current, pool)
+	if details {
+		for _, j := range detailSteps(pool, step) {
+			if err := ev.readDetails(r, j); err != nil {
 				return nil, err
-			}
-			if j == step {
-				current = append(current, rows...)
-			} else {
-				prev = append(prev, rows...)
-			}
-		}
-		if !details {
-			continue
-		}
-		for _, p := range rundir.Existing(shards(r, j, "decisions")) {
-			rows, err := schema.ReadFile[schema.DecisionRow](schema.Decisions, p)
-			if err != nil {
-				return nil, err
-			}
-			slices.SortStableFunc(rows, func(a, b schema.DecisionRow) int { return cmp.Compare(a.T, b.T) })
-			for _, d := range rows {
-				ev.actions[d.EpisodeID] = append(ev.actions[d.EpisodeID], d.ActionJSON)
-			}
-		}
-		for _, p := range rundir.Existing(shards(r, j, "executions")) {
-			rows, err := schema.ReadFile[schema.ExecutionRow](schema.Executions, p)
-			if err != nil {
-				return nil, err
-			}
-			for _, x := range rows {
-				ev.executions[x.EpisodeID] = append(ev.executions[x.EpisodeID], x)
 			}
 		}
 	}
-	ev.byFamily = groupEpisodes(current, prev, cfg.Author.EvidencePool)
 	ts, err := tasks.ReadFile(r.TasksPath("train"))
 	if err != nil {
 		return nil, err
@@ -329,6 +362,30 @@ func loadEvidence(r *rundir.Run, step int, details bool) (*evidence, error) {
 		ev.prompts[t.ID] = t.Prompt
 	}
 	return ev, nil
+}
+
+// readDetails adds the actions and executions of step j's episodes.
+func (ev *evidence) readDetails(r *rundir.Run, j int) error {
+	for _, p := range rundir.Existing(shards(r, j, "decisions")) {
+		rows, err := schema.ReadFile[schema.DecisionRow](schema.Decisions, p)
+		if err != nil {
+			return err
+		}
+		slices.SortStableFunc(rows, func(a, b schema.DecisionRow) int { return cmp.Compare(a.T, b.T) })
+		for _, d := range rows {
+			ev.actions[d.EpisodeID] = append(ev.actions[d.EpisodeID], d.ActionJSON)
+		}
+	}
+	for _, p := range rundir.Existing(shards(r, j, "executions")) {
+		rows, err := schema.ReadFile[schema.ExecutionRow](schema.Executions, p)
+		if err != nil {
+			return err
+		}
+		for _, x := range rows {
+			ev.executions[x.EpisodeID] = append(ev.executions[x.EpisodeID], x)
+		}
+	}
+	return nil
 }
 
 // example is one episode as the author is shown it: its last execution per node, in node order.

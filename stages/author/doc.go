@@ -9,10 +9,11 @@
 // A window shows the Author (interface; backends: the simulated author of the embedded world,
 // and an OpenAI-compatible chat model with the prompt of METHOD.md §5.4) the family's skills,
 // statistics and up to author.max_trajectories evidence episodes: the stopped, healthy episodes
-// of step k and a pool of the previous step's natural ones (author.evidence_pool per family),
-// success/failure contrasts of one task first. An answer is judged in this order: a call or
-// output error, JSON null (no_proposal), a record already in the library
-// (duplicate_filtered), then the content rules — sizes, evidence talk or efficacy claims, a
+// of step k and the evidence pool carried over steps 1..k−1 (author.evidence_pool per family:
+// after each step, the pool and that step's natural episodes re-ranked by the same selection,
+// as the reference carries it through the warm-up and beyond), success/failure contrasts of
+// one task first. An answer is judged in this order: a call or output error, JSON null
+// (no_proposal), a record already in the library (duplicate_filtered), then the content rules — sizes, evidence talk or efficacy claims, a
 // repeated name, answer leakage (a shown task's prompt quoted) — whose violation is an
 // author_error that wastes only the window. An accepted record becomes a candidate. It writes
 // into step-k/author/:

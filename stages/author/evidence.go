@@ -17,15 +17,42 @@ func natural(e *schema.EpisodeRow) bool {
 	return e.Source == sourceCurrent || e.Source == sourceReference
 }
 
-// familyEpisodes is what the author sees of one family at one step: the pool (natural
-// episodes of the previous step, at most author.evidence_pool) and the step's episodes.
+// familyEpisodes is what the author sees of one family at one step: the evidence pool carried
+// over from the earlier steps (at most author.evidence_pool) and the step's episodes.
 type familyEpisodes struct {
 	pool, current []schema.EpisodeRow
 }
 
-// groupEpisodes splits the step's and the previous step's episodes by family; prev keeps the
-// first evidence_pool natural episodes of each family in episode-id order.
-func groupEpisodes(current, prev []schema.EpisodeRow, poolSize int) map[string]*familyEpisodes {
+// updatePool is a family-keyed evidence pool after one more step, as the reference carries it
+// from batch to batch (METHOD.md §5.3): each family's pool is re-ranked together with the
+// step's natural episodes by the author's own selection rule (selectEvidence: same-task
+// success/failure contrasts first), keeping at most capacity, so a pool accumulated over the
+// warm-up keeps the most informative contrasts seen so far, across steps.
+func updatePool(pool map[string][]schema.EpisodeRow, step []schema.EpisodeRow, capacity int, threshold float64) map[string][]schema.EpisodeRow {
+	next := map[string]*familyEpisodes{}
+	for f, eps := range pool {
+		next[f] = &familyEpisodes{pool: eps}
+	}
+	for _, e := range step {
+		if !natural(&e) {
+			continue
+		}
+		if next[e.Family] == nil {
+			next[e.Family] = &familyEpisodes{}
+		}
+		next[e.Family].current = append(next[e.Family].current, e)
+	}
+	out := map[string][]schema.EpisodeRow{}
+	for f, fe := range next {
+		if kept := selectEvidence(fe, threshold, capacity); len(kept) > 0 {
+			out[f] = kept
+		}
+	}
+	return out
+}
+
+// groupEpisodes splits the step's episodes by family, beside each family's carried pool.
+func groupEpisodes(current []schema.EpisodeRow, pool map[string][]schema.EpisodeRow) map[string]*familyEpisodes {
 	out := map[string]*familyEpisodes{}
 	get := func(f string) *familyEpisodes {
 		if out[f] == nil {
@@ -33,16 +60,14 @@ func groupEpisodes(current, prev []schema.EpisodeRow, poolSize int) map[string]*
 		}
 		return out[f]
 	}
-	slices.SortFunc(prev, func(a, b schema.EpisodeRow) int { return cmp.Compare(a.EpisodeID, b.EpisodeID) })
-	for _, e := range prev {
-		if fe := get(e.Family); natural(&e) && len(fe.pool) < poolSize {
-			fe.pool = append(fe.pool, e)
-		}
+	for f, eps := range pool {
+		get(f).pool = slices.Clone(eps)
 	}
 	for _, e := range current {
 		get(e.Family).current = append(get(e.Family).current, e)
 	}
 	for _, fe := range out {
+		slices.SortFunc(fe.pool, func(a, b schema.EpisodeRow) int { return cmp.Compare(a.EpisodeID, b.EpisodeID) })
 		slices.SortFunc(fe.current, func(a, b schema.EpisodeRow) int { return cmp.Compare(a.EpisodeID, b.EpisodeID) })
 	}
 	return out

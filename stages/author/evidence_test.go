@@ -84,14 +84,27 @@ func TestSelectEvidence(t *testing.T) {
 	}
 }
 
-// The pool keeps the first evidence_pool natural episodes of each family of the previous step.
-func TestGroupEpisodes(t *testing.T) {
-	prev := []schema.EpisodeRow{ep("t2", 0, 1, "current"), ep("t1", 0, 1, "paired_control"), ep("t1", 1, 1, "natural_reference"), ep("t1", 0, 0, "current")}
-	g := groupEpisodes([]schema.EpisodeRow{ep("t9", 0, 1, "current")}, prev, 2)["f"]
-	if len(g.pool) != 2 || g.pool[0].EpisodeID != "t1/current/0" || g.pool[1].EpisodeID != "t1/natural_reference/1" || len(g.current) != 1 {
-		t.Errorf("pool %+v current %+v", g.pool, g.current)
+// The pool is carried from step to step (METHOD.md §5.3): each family's pool is re-ranked with
+// the step's natural episodes by the selection rule, so a contrast found in an earlier step
+// stays while a later step brings only failures; paired arms never enter it; at most capacity.
+func TestUpdatePool(t *testing.T) {
+	step1 := []schema.EpisodeRow{ep("t1", 0, 1, "current"), ep("t1", 1, 0, "natural_reference"), ep("t2", 0, 0, "current")}
+	step2 := []schema.EpisodeRow{ep("t3", 0, 0, "current"), ep("t4", 0, 0, "natural_reference"), ep("t5", 0, 1, "paired_treatment")}
+	pool := updatePool(nil, step1, 3, 0.5)
+	pool = updatePool(pool, step2, 3, 0.5)
+	var ids []string
+	for _, e := range pool["f"] {
+		ids = append(ids, e.EpisodeID)
 	}
-	if n := len(g.naturals()); n != 3 {
-		t.Errorf("naturals: %d", n)
+	want := []string{"t1/natural_reference/1", "t1/current/0", "t2/current/0"}
+	if !slices.Equal(ids, want) {
+		t.Errorf("pool %v, want %v", ids, want)
+	}
+	if got := updatePool(pool, step2, 0, 0.5); len(got) != 0 {
+		t.Errorf("capacity 0 keeps %v", got)
+	}
+	g := groupEpisodes([]schema.EpisodeRow{ep("t9", 0, 1, "current")}, pool)["f"]
+	if len(g.pool) != 3 || len(g.current) != 1 || len(g.naturals()) != 4 {
+		t.Errorf("pool %+v current %+v", g.pool, g.current)
 	}
 }

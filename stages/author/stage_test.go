@@ -120,6 +120,42 @@ func TestStageSimAuthor(t *testing.T) {
 	}
 }
 
+// The author of step k sees the evidence pool accumulated over steps 1..k−1 (METHOD.md §5.3),
+// not the previous step's episodes only: with equal rewards every step, ties keep the earliest
+// episodes, so step 1's are still in the pool at step 4, with the actions and executions a
+// model author is shown.
+func TestEvidencePoolAccumulates(t *testing.T) {
+	r := newRun(t, func(c *config.Config) { c.Author.StartStep = 4 })
+	for step := 1; step <= 4; step++ {
+		writeRollout(t, r, step)
+	}
+	ev, err := loadEvidence(r, 4, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	early := 0
+	for _, f := range r.Config.Families {
+		fe := ev.byFamily[f]
+		if fe == nil || len(fe.pool) == 0 || len(fe.pool) > r.Config.Author.EvidencePool {
+			t.Fatalf("%s: pool %+v", f, fe)
+		}
+		for _, e := range fe.pool {
+			if strings.HasPrefix(e.EpisodeID, "4/") {
+				t.Fatalf("%s: the pool holds an episode of the step itself: %s", f, e.EpisodeID)
+			}
+			if strings.HasPrefix(e.EpisodeID, "1/") {
+				early++
+				if len(ev.actions[e.EpisodeID]) == 0 || len(ev.executions[e.EpisodeID]) == 0 {
+					t.Fatalf("%s: no details for pool episode %s", f, e.EpisodeID)
+				}
+			}
+		}
+	}
+	if early == 0 {
+		t.Fatal("the pool at step 4 holds no episode of step 1")
+	}
+}
+
 // A family whose candidate slot is taken gets no window; the author is told to run validate
 // first when its output is missing.
 func TestStageNeedsValidate(t *testing.T) {

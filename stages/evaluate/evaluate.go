@@ -65,7 +65,7 @@ func LatestStep(r *rundir.Run) int {
 
 // Frozen is what a step leaves to be played with: the learner of step (θ with its published
 // value head; step 0's is the untrained learner, π_θ = ρ) and the skill library after step (the
-// one the rollout of step+1 freezes; its Menu(family) is a task's menu).
+// one the rollout of step+1 freezes; its Menu(task type) is a task's menu).
 func Frozen(r *rundir.Run, step int) (*gpu.Learner, *skills.Library, error) {
 	l, err := learner.Load(r, step)
 	if err != nil {
@@ -138,12 +138,7 @@ func Run(ctx context.Context, r *rundir.Run, o Options) ([]schema.EvalRow, error
 	for run := range o.Runs {
 		runSeed := seed.Derive(cfg.Seed, "eval", strconv.Itoa(run))
 		for _, p := range policies {
-			jobs := make([]rollout.Job, len(test))
-			for i, t := range test {
-				jobs[i] = rollout.Job{Task: t, ID: fmt.Sprintf("eval/%d/%s/%s", run, p.name, t.ID), Source: p.name,
-					Seed: seed.Derive(runSeed, t.ID), Theta: true, Script: p.script, Menu: lib.Menu(t.Family)}
-			}
-			played, err := rollout.Play(ctx, cfg, exec, p.learner, eng, jobs, nil)
+			played, err := rollout.Play(ctx, cfg, exec, p.learner, eng, jobs(test, lib, run, runSeed, p.name, p.script), nil)
 			if err != nil {
 				return nil, fmt.Errorf("evaluate %s run %d: %w", p.name, run, err)
 			}
@@ -162,6 +157,18 @@ func Run(ctx context.Context, r *rundir.Run, o Options) ([]schema.EvalRow, error
 		return nil, err
 	}
 	return rows, nil
+}
+
+// jobs are one policy's episodes of one evaluation run: every test task, seeded by the run and
+// the task (shared by the policies), with the frozen menu of the task's type — an OOD benchmark
+// plays with the skills of the IID task type it maps to (paper Table 5 and appendix D).
+func jobs(test []tasks.Task, lib *skills.Library, run int, runSeed uint64, name string, script policy.Policy) []rollout.Job {
+	out := make([]rollout.Job, len(test))
+	for i, t := range test {
+		out[i] = rollout.Job{Task: t, ID: fmt.Sprintf("eval/%d/%s/%s", run, name, t.ID), Source: name,
+			Seed: seed.Derive(runSeed, t.ID), Theta: true, Script: script, Menu: lib.Menu(t.TaskType)}
+	}
+	return out
 }
 
 // search runs the searched_workflow paradigm's offline search on the training split.

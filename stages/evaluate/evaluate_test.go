@@ -13,6 +13,7 @@ import (
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/runtest"
 	"github.com/evosteer/evosteer-go/internal/sim"
+	"github.com/evosteer/evosteer-go/internal/skills"
 	"github.com/evosteer/evosteer-go/internal/tasks"
 	"github.com/evosteer/evosteer-go/schema"
 )
@@ -115,5 +116,37 @@ func TestRunWritesResults(t *testing.T) {
 	}
 	if _, err := Run(context.Background(), r, Options{Step: 99, Runs: 1001}); err == nil || !strings.Contains(err.Error(), "runs must be in [1, 1000]") {
 		t.Fatalf("1001 runs: %v", err)
+	}
+}
+
+// An OOD benchmark plays with the skill slots of the IID task type it maps to (paper Table 5):
+// musique (→ hotpotqa) sees hotpotqa's menu, triviaqa (→ nq_open) nq_open's empty one.
+func TestOODTasksGetTheMenuOfTheirTaskType(t *testing.T) {
+	cfg, err := config.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := skills.Record{Name: "Bridge entities", Description: "Find the bridge entity first.", Trigger: "Use when two hops are needed.",
+		Plan: []string{"Name the bridge entity", "Answer from it"}, Pitfalls: []string{"Answering the first hop"}, Constraint: []string{"One answer"}}
+	lib, err := skills.NewLibrary(cfg.Admission, []skills.Skill{{ID: rec.ID(), Family: "hotpotqa", Status: skills.Candidate,
+		Basis: skills.BasisProposal, Record: rec, ContentHash: rec.ContentHash(), CreatedStep: 9}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var test []tasks.Task
+	for _, f := range []string{"hotpotqa", "musique", "triviaqa"} {
+		tt, _ := cfg.TaskType(f)
+		test = append(test, sim.Tasks(cfg.Sim, cfg.Seed, f, tt, "test", 1)...)
+	}
+	js := jobs(test, lib, 0, 1, EvoSteer, nil)
+	hotpot, musique, trivia := js[0].Menu, js[1].Menu, js[2].Menu
+	if len(hotpot.Skills) != 1 || hotpot.Skills[0].ID != rec.ID() {
+		t.Fatalf("hotpotqa menu %+v", hotpot)
+	}
+	if musique.ID != hotpot.ID || len(musique.Skills) != 1 {
+		t.Fatalf("musique (task type hotpotqa) got menu %+v, want hotpotqa's %+v", musique, hotpot)
+	}
+	if len(trivia.Skills) != 0 {
+		t.Fatalf("triviaqa (task type nq_open) got hotpotqa's skill: %+v", trivia)
 	}
 }

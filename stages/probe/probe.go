@@ -15,6 +15,7 @@ import (
 
 	"github.com/evosteer/evosteer-go/gpu"
 	"github.com/evosteer/evosteer-go/internal/atomicfile"
+	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/executor"
 	"github.com/evosteer/evosteer-go/internal/learner"
 	"github.com/evosteer/evosteer-go/internal/orchestra"
@@ -133,7 +134,7 @@ func Run(ctx context.Context, r *rundir.Run, o Options) (*Result, error) {
 	for lo := 0; lo < len(firsts); lo += chunkTasks {
 		chunk := firsts[lo:min(lo+chunkTasks, len(firsts))]
 		jobs := forcedJobs(cfg.Seed, o.Step, chunk, o.Continuations)
-		eps, err := rollout.Play(ctx, cfg, exec, l, eng, jobs, nil)
+		eps, err := rollout.Play(ctx, untempered(cfg), exec, l, eng, jobs, nil)
 		if err != nil {
 			return nil, fmt.Errorf("probe: %w", err)
 		}
@@ -251,6 +252,15 @@ type first struct {
 	logTheta []float32
 }
 
+// untempered is the run's configuration with the orchestrator sampling at temperature 1: the
+// probe estimates the target P* ∝ ρ·R_β, so its episodes sample ρ itself whatever
+// policy.temperature the rollouts explore at.
+func untempered(c *config.Config) *config.Config {
+	u := *c
+	u.Policy.Temperature = 1
+	return &u
+}
+
 // firstDecisions plays one ρ episode per task with continuation 0's seed (the first decision's
 // state does not depend on anything the episode draws later) and scores its first decision with
 // the step's network, from the stored inputs, as rollout and rescore do.
@@ -259,9 +269,9 @@ func firstDecisions(ctx context.Context, r *rundir.Run, step int, exec executor.
 	jobs := make([]rollout.Job, len(picked))
 	for i, t := range picked {
 		jobs[i] = rollout.Job{Task: t, ID: fmt.Sprintf("probe/%d/%s/first", step, t.ID), Source: Source,
-			Seed: ContinuationSeed(cfg.Seed, t.ID, 0), Menu: lib.Menu(t.Family)}
+			Seed: ContinuationSeed(cfg.Seed, t.ID, 0), Menu: lib.Menu(t.TaskType)}
 	}
-	eps, err := rollout.Play(ctx, cfg, exec, l, eng, jobs, nil)
+	eps, err := rollout.Play(ctx, untempered(cfg), exec, l, eng, jobs, nil)
 	if err != nil {
 		return nil, fmt.Errorf("probe: first decisions: %w", err)
 	}
@@ -307,14 +317,15 @@ func firstDecisions(ctx context.Context, r *rundir.Run, step int, exec executor.
 
 // forcedJobs are the episodes of a group of tasks: for each task, each legal first action a and
 // each continuation i, an episode forced to take a first and continued by ρ, with the seed of
-// continuation i. Jobs are in (task, action, continuation) order.
+// continuation i. The forced action stands for a sampled one, so it is charged like one (and
+// the episode starts from the scored state). Jobs are in (task, action, continuation) order.
 func forcedJobs(runSeed uint64, step int, fs []*first, continuations int) []rollout.Job {
 	var jobs []rollout.Job
 	for _, f := range fs {
 		for a := range f.actions {
 			for i := range continuations {
 				jobs = append(jobs, rollout.Job{Task: f.task, ID: fmt.Sprintf("probe/%d/%s/%d/%d", step, f.task.ID, a, i), Source: Source,
-					Seed: ContinuationSeed(runSeed, f.task.ID, i), Menu: f.menu, First: &f.actions[a]})
+					Seed: ContinuationSeed(runSeed, f.task.ID, i), Menu: f.menu, First: &f.actions[a], ChargeFirst: true})
 			}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/evosteer/evosteer-go/gpu"
 	"github.com/evosteer/evosteer-go/internal/learner"
+	"github.com/evosteer/evosteer-go/internal/policy"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/schema"
 )
@@ -138,10 +139,12 @@ func Run(ctx context.Context, sc *rundir.StageContext, decisionFiles, episodeFil
 			if d.Forced {
 				continue // finalisation or a paired arm's forced first action: not sampled
 			}
-			behavior := lr
+			// The rollout sampled from the network's log-probabilities at policy.temperature.
+			all := s.Rho[i]
 			if src == "current" {
-				behavior = lt
+				all = s.Theta[i]
 			}
+			behavior := tempered(all, cfg.Policy.Temperature)[d.Chosen]
 			sum.MaxMismatch[src] = math.Max(sum.MaxMismatch[src], math.Abs(behavior-d.LogpBehavior)/math.Max(1, math.Abs(d.LogpBehavior)))
 		}
 	}
@@ -160,4 +163,14 @@ func Run(ctx context.Context, sc *rundir.StageContext, decisionFiles, episodeFil
 	}
 	defer rec.Release()
 	return sum, schema.Scores.WriteBatches(filepath.Join(sc.OutDir, File), sc.Lineage(), rec)
+}
+
+// tempered is the distribution the rollout sampled a network decision from: the scored
+// log-probabilities at the orchestrator's temperature (policy.Temper), in float64.
+func tempered(logp []float32, tau float64) []float64 {
+	out := make([]float64, len(logp))
+	for i, v := range logp {
+		out[i] = float64(v)
+	}
+	return policy.Temper(out, tau)
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/runtest"
 	"github.com/evosteer/evosteer-go/schema"
@@ -51,6 +52,28 @@ func TestRescoreReproducesTheRollout(t *testing.T) {
 		}
 		if !d.Forced && s.LogpTheta != d.LogpBehavior {
 			t.Fatalf("decision %s/%d: rescored %v, behaviour %v", d.EpisodeID, d.T, s.LogpTheta, d.LogpBehavior)
+		}
+	}
+}
+
+// At policy.temperature τ ≠ 1 the rollout sampled from the tempered network, and the rescore
+// check compares its behaviour log-probabilities with the tempered scores: they agree exactly.
+func TestRescoreChecksTheTemperedBehaviour(t *testing.T) {
+	r := runtest.SimRun(t, t.TempDir(), 8, func(c *config.Config) { c.Policy.Temperature = 0.5 })
+	ctx := context.Background()
+	if _, err := r.RunStage(ctx, 1, rollout.Stage(r, 1, rollout.Shard{Index: 1, Count: 1}, nil), false); err != nil {
+		t.Fatal(err)
+	}
+	var sum rescore.Summary
+	if _, err := r.RunStage(ctx, 1, rescore.Stage(r, 1, &sum), false); err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.MaxMismatch) == 0 {
+		t.Fatal("no sampled decision was checked")
+	}
+	for src, m := range sum.MaxMismatch {
+		if m != 0 {
+			t.Errorf("%s: tempered behaviour log-probabilities differ from the rescored ones by %g", src, m)
 		}
 	}
 }

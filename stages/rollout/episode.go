@@ -43,6 +43,8 @@ type job struct {
 	menu  skills.Menu
 	first *orchestra.Action
 	pair  *pairInfo
+	// chargeFirst charges the forced first action as a sampled one (rollout.Job.ChargeFirst).
+	chargeFirst bool
 }
 
 // pairInfo identifies a paired arm.
@@ -67,6 +69,10 @@ type env struct {
 	waves                       *waves
 	useValue, zeroFeatures      bool
 	policyVersion, valueVersion int64
+	// temperature is policy.temperature: a network decision samples from its log-probabilities
+	// divided by it and renormalised (policy.Temper), and records that distribution's
+	// log-probability of the choice as the behaviour log-probability.
+	temperature float64
 	// slots bounds the episodes doing CPU work (deciding, executing) at once; an episode gives
 	// its slot back while it waits for a network batch.
 	slots chan struct{}
@@ -144,7 +150,9 @@ func (e *env) run(ctx context.Context, j job) (*episode, error) {
 		}
 		forced, charged := false, false
 		var text string
-		if len(legal) > 1 {
+		// Only sampled decisions are charged (METHOD.md §2.6): neither one with a single legal
+		// action nor a paired arm's forced first action, which no controller call chooses.
+		if len(legal) > 1 && (t > 0 || j.first == nil || j.chargeFirst) {
 			text = prompt()
 			charged = rt.ControllerReservation(orchestra.Tokens(text), orchestra.LongestActionTokens(legal))
 			forced = !charged // finalisation: the controller cannot pay for its decision
@@ -236,6 +244,7 @@ func (e *env) decide(d *policy.Decision, j job, t int, forced bool) (schema.Deci
 		for i, v := range q.logp {
 			logp[i] = float64(v)
 		}
+		logp = policy.Temper(logp, e.temperature)
 	}
 	s := seed.Derive(j.seed, "decision", strconv.Itoa(t))
 	i, err := policy.Sample(logp, rand.New(rand.NewPCG(s, s>>1|1)))

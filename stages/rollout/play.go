@@ -26,10 +26,13 @@ type Job struct {
 	Script policy.Policy
 	Menu   skills.Menu // the frozen skill menu of the task's family
 	// First, when set, forces the episode's first action exactly as a paired arm's is forced:
-	// taken with certainty (the decision row is marked forced, behaviour log-prob 0), the rest
-	// of the episode decided as above. When it is not among the first decision's legal actions
-	// the episode ends unhealthy, with no decision row, saying so.
+	// taken with certainty (the decision row is marked forced, behaviour log-prob 0) and not
+	// charged to the budget, the rest of the episode decided as above. When it is not among the
+	// first decision's legal actions the episode ends unhealthy, with no decision row, saying so.
 	First *orchestra.Action
+	// ChargeFirst charges the forced first action as a sampled decision is charged: for an
+	// episode that stands for one whose first action was sampled (the probe's).
+	ChargeFirst bool
 }
 
 // Played is everything one episode produced.
@@ -48,7 +51,8 @@ func Play(ctx context.Context, cfg *config.Config, exec executor.Executor, l *gp
 		if j.Script == nil && (l == nil || eng == nil) {
 			return nil, errors.New("play: a network job needs a learner and an engine")
 		}
-		js[i] = job{task: j.Task, source: j.Source, id: j.ID, seed: j.Seed, order: i, theta: j.Theta, script: j.Script, menu: j.Menu}
+		js[i] = job{task: j.Task, source: j.Source, id: j.ID, seed: j.Seed, order: i, theta: j.Theta, script: j.Script, menu: j.Menu,
+			chargeFirst: j.ChargeFirst}
 		if j.First != nil {
 			first := *j.First
 			js[i].first = &first

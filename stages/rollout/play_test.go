@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 
@@ -53,5 +54,57 @@ func TestPlayForcesTheFirstAction(t *testing.T) {
 	}
 	if d := free.Decisions[0]; d.Forced || strings.Join(d.LegalActions, " ") != strings.Join(forced.Decisions[0].LegalActions, " ") {
 		t.Fatalf("the free episode's first decision %+v", d)
+	}
+}
+
+// A paired arm's forced first action is not charged to the budget (METHOD.md §2.6: forced
+// decisions are not); a sampled one is, and so is a forced one with ChargeFirst. At t = 1 the
+// settled tokens (feature 26 × the cap) are exactly the first execution's after a forced first
+// action, and more after a charged one.
+func TestForcedFirstActionIsNotCharged(t *testing.T) {
+	r := smallRun(t, t.TempDir(), nil)
+	cfg := r.Config
+	l, err := learner.Load(r, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := gpu.OpenEngine(cfg.Compute.Backend)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	train, err := tasks.ReadFile(r.TasksPath("train"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec, err := NewExecutor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	solver := orchestra.Action{Kind: orchestra.KindAddAgent, NodeID: "n0", RoleID: "solver"}
+	jobs := []Job{{Task: train[0], ID: "forced", Seed: 7, First: &solver}, {Task: train[0], ID: "free", Seed: 7},
+		{Task: train[0], ID: "charged", Seed: 7, First: &solver, ChargeFirst: true}}
+	played, err := Play(context.Background(), cfg, exec, l, eng, jobs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	settledAt1 := func(p Played) (settled, executed float64) {
+		if len(p.Decisions) < 2 || len(p.Decisions[0].LegalActions) < 2 {
+			t.Fatalf("episode %s: %d decisions", p.Episode.EpisodeID, len(p.Decisions))
+		}
+		for _, x := range p.Executions {
+			if x.T == 0 {
+				executed += float64(x.TokensIn + x.TokensOut)
+			}
+		}
+		return float64(p.Decisions[1].Features[26]) * float64(cfg.Budget.Tokens), executed
+	}
+	if settled, executed := settledAt1(played[0]); math.Abs(settled-executed) > 0.5 {
+		t.Fatalf("forced first action: %.1f tokens settled before t = 1, the first execution used %.0f", settled, executed)
+	}
+	for _, p := range played[1:] { // sampled, and forced with ChargeFirst (the probe's)
+		if settled, executed := settledAt1(p); settled < executed+1 {
+			t.Fatalf("episode %s: %.1f tokens settled before t = 1, the first execution used %.0f: the first decision was not charged", p.Episode.EpisodeID, settled, executed)
+		}
 	}
 }

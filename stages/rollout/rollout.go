@@ -140,12 +140,12 @@ func newEnv(cfg *config.Config, exec executor.Executor, l *gpu.Learner, eng *gpu
 		options: orchestra.Options{Budget: cfg.Budget, Interleaved: !cfg.Ablated("interleaved-execution"),
 			Repair: !cfg.Ablated("learnable-repair")},
 		waves: newWaves(l, eng, network), useValue: !cfg.Ablated("value-head"), zeroFeatures: cfg.Ablated("execution-features"),
-		policyVersion: l.PolicyVersion, valueVersion: l.ValueVersion}
+		policyVersion: l.PolicyVersion, valueVersion: l.ValueVersion, temperature: cfg.Policy.Temperature}
 }
 
 // plan builds the step's episode jobs for every scheduled task of the shard: the current (π_θ)
-// and natural-reference (π_ρ) rollouts, each seeded by its episode id and shown the family's
-// menu; and, for every skill the library tests in the task's family (skills.Library.Tested),
+// and natural-reference (π_ρ) rollouts, each seeded by its episode id and shown the menu of the
+// task's type; and, for every skill the library tests in that type (skills.Library.Tested),
 // one pair (paper Eq. (10), METHOD.md §5.5): a treatment arm forced to start with
 // ADD_AGENT(n0, solver, σ) on the full menu and a control arm forced to ADD_AGENT(n0, solver)
 // with σ removed from its menu for the whole episode, both continued by ρ and sharing the
@@ -170,7 +170,7 @@ func plan(cfg *config.Config, step int, train []tasks.Task, shard Shard, lib *sk
 		}
 		t := byID[id]
 		picked = append(picked, t)
-		menu := lib.Menu(t.Family)
+		menu := lib.Menu(t.TaskType)
 		for _, src := range []struct {
 			name string
 			n    int
@@ -181,7 +181,7 @@ func plan(cfg *config.Config, step int, train []tasks.Task, shard Shard, lib *sk
 					theta: src.name == "current", menu: menu})
 			}
 		}
-		for k, s := range lib.Tested(t.Family, step) {
+		for k, s := range lib.Tested(t.TaskType, step) {
 			comp, _ := lib.Comparison(s.ID, step)
 			pid := skills.PairID(step, id, comp)
 			info := &pairInfo{pairID: pid, comparisonID: comp, skillID: s.ID}
@@ -191,7 +191,7 @@ func plan(cfg *config.Config, step int, train []tasks.Task, shard Shard, lib *sk
 				first  orchestra.Action
 			}{
 				{"paired_treatment", menu, orchestra.Action{Kind: orchestra.KindAddAgent, NodeID: "n0", RoleID: pairedRole, SkillID: s.ID}},
-				{"paired_control", lib.Background(t.Family, s.ID), orchestra.Action{Kind: orchestra.KindAddAgent, NodeID: "n0", RoleID: pairedRole}},
+				{"paired_control", lib.Background(t.TaskType, s.ID), orchestra.Action{Kind: orchestra.KindAddAgent, NodeID: "n0", RoleID: pairedRole}},
 			} {
 				first := arm.first
 				add(job{task: t, source: arm.source, index: k, id: fmt.Sprintf("%d/%s/%s/%d", step, id, arm.source, k),
