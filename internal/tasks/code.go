@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/evosteer/evosteer-go/internal/executor/sandbox"
+	"github.com/evosteer/evosteer-go/internal/sandbox"
 )
 
 // MBPP+ pass@1 (reference §6.2, curve_benchmarks._code_score): the program is extracted from

@@ -12,6 +12,7 @@ import (
 
 	"github.com/evosteer/evosteer-go/gpu"
 	"github.com/evosteer/evosteer-go/internal/atomicfile"
+	"github.com/evosteer/evosteer-go/internal/episode"
 	"github.com/evosteer/evosteer-go/internal/executor"
 	"github.com/evosteer/evosteer-go/internal/learner"
 	"github.com/evosteer/evosteer-go/internal/paradigms"
@@ -21,7 +22,6 @@ import (
 	"github.com/evosteer/evosteer-go/internal/skills"
 	"github.com/evosteer/evosteer-go/internal/tasks"
 	"github.com/evosteer/evosteer-go/schema"
-	"github.com/evosteer/evosteer-go/stages/rollout"
 )
 
 // Folder is the run's evaluation folder; ResultsFile and TableFile its files.
@@ -99,7 +99,7 @@ func Run(ctx context.Context, r *rundir.Run, o Options) ([]schema.EvalRow, error
 	if err != nil {
 		return nil, err
 	}
-	exec, err := rollout.NewExecutor(cfg)
+	exec, err := episode.NewExecutor(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -138,12 +138,12 @@ func Run(ctx context.Context, r *rundir.Run, o Options) ([]schema.EvalRow, error
 	for run := range o.Runs {
 		runSeed := seed.Derive(cfg.Seed, "eval", strconv.Itoa(run))
 		for _, p := range policies {
-			jobs := make([]rollout.Job, len(test))
+			jobs := make([]episode.Job, len(test))
 			for i, t := range test {
-				jobs[i] = rollout.Job{Task: t, ID: fmt.Sprintf("eval/%d/%s/%s", run, p.name, t.ID), Source: p.name,
+				jobs[i] = episode.Job{Task: t, ID: fmt.Sprintf("eval/%d/%s/%s", run, p.name, t.ID), Source: p.name,
 					Seed: seed.Derive(runSeed, t.ID), Theta: true, Script: p.script, Menu: lib.Menu(t.Family)}
 			}
-			played, err := rollout.Play(ctx, cfg, exec, p.learner, eng, jobs, nil)
+			played, err := episode.Play(ctx, cfg, exec, p.learner, eng, jobs, nil)
 			if err != nil {
 				return nil, fmt.Errorf("evaluate %s run %d: %w", p.name, run, err)
 			}
@@ -175,7 +175,7 @@ func search(ctx context.Context, r *rundir.Run, exec executor.Executor, perFamil
 }
 
 // summarize is one policy's run: per benchmark, the mean score and tokens per task.
-func summarize(iid []string, name string, run int, runSeed uint64, version int64, played []rollout.Played) []schema.EvalRow {
+func summarize(iid []string, name string, run int, runSeed uint64, version int64, played []episode.Played) []schema.EvalRow {
 	type acc struct{ n, score, tokens float64 }
 	by := map[string]*acc{}
 	for _, p := range played {

@@ -6,7 +6,7 @@
 // by hashes of the run seed, the same tasks at every step), it reads the first decision's legal
 // actions and their log π_ρ(a), log π_θ(a) from the step's network on the decision's stored
 // inputs (exactly as rollout scores them), then plays, for every legal first action a, M episodes
-// forced to take a first (as paired arms are forced: rollout.Job.First) and continued by ρ. The
+// forced to take a first (as paired arms are forced: episode.Job.First) and continued by ρ. The
 // episode seeds are shared across the actions of a task (continuation i of every action uses the
 // same seed, and the same seed at every step), so the actions' differences are paired. Episodes
 // are played as the rollout of step+1 plays them: the step's learner (ρ is its frozen network,

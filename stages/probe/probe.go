@@ -15,6 +15,7 @@ import (
 
 	"github.com/evosteer/evosteer-go/gpu"
 	"github.com/evosteer/evosteer-go/internal/atomicfile"
+	"github.com/evosteer/evosteer-go/internal/episode"
 	"github.com/evosteer/evosteer-go/internal/executor"
 	"github.com/evosteer/evosteer-go/internal/learner"
 	"github.com/evosteer/evosteer-go/internal/orchestra"
@@ -25,7 +26,6 @@ import (
 	"github.com/evosteer/evosteer-go/schema"
 	"github.com/evosteer/evosteer-go/stages/evaluate"
 	"github.com/evosteer/evosteer-go/stages/rescore"
-	"github.com/evosteer/evosteer-go/stages/rollout"
 )
 
 // Folder is the probe's folder in the run; a step's outputs are in Folder/step-NNNNNN/.
@@ -103,7 +103,7 @@ func Run(ctx context.Context, r *rundir.Run, o Options) (*Result, error) {
 	if len(picked) == 0 {
 		return nil, fmt.Errorf("probe: the training split (%s) has no task of the IID families %s", r.Rel(r.TasksPath("train")), strings.Join(cfg.Families, ", "))
 	}
-	exec, err := rollout.NewExecutor(cfg)
+	exec, err := episode.NewExecutor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("probe: %w", err)
 	}
@@ -133,7 +133,7 @@ func Run(ctx context.Context, r *rundir.Run, o Options) (*Result, error) {
 	for lo := 0; lo < len(firsts); lo += chunkTasks {
 		chunk := firsts[lo:min(lo+chunkTasks, len(firsts))]
 		jobs := forcedJobs(cfg.Seed, o.Step, chunk, o.Continuations)
-		eps, err := rollout.Play(ctx, cfg, exec, l, eng, jobs, nil)
+		eps, err := episode.Play(ctx, cfg, exec, l, eng, jobs, nil)
 		if err != nil {
 			return nil, fmt.Errorf("probe: %w", err)
 		}
@@ -256,12 +256,12 @@ type first struct {
 // the step's network, from the stored inputs, as rollout and rescore do.
 func firstDecisions(ctx context.Context, r *rundir.Run, step int, exec executor.Executor, l *gpu.Learner, eng *gpu.Engine, lib *skills.Library, picked []tasks.Task) ([]*first, error) {
 	cfg := r.Config
-	jobs := make([]rollout.Job, len(picked))
+	jobs := make([]episode.Job, len(picked))
 	for i, t := range picked {
-		jobs[i] = rollout.Job{Task: t, ID: fmt.Sprintf("probe/%d/%s/first", step, t.ID), Source: Source,
+		jobs[i] = episode.Job{Task: t, ID: fmt.Sprintf("probe/%d/%s/first", step, t.ID), Source: Source,
 			Seed: ContinuationSeed(cfg.Seed, t.ID, 0), Menu: lib.Menu(t.Family)}
 	}
-	eps, err := rollout.Play(ctx, cfg, exec, l, eng, jobs, nil)
+	eps, err := episode.Play(ctx, cfg, exec, l, eng, jobs, nil)
 	if err != nil {
 		return nil, fmt.Errorf("probe: first decisions: %w", err)
 	}
@@ -308,12 +308,12 @@ func firstDecisions(ctx context.Context, r *rundir.Run, step int, exec executor.
 // forcedJobs are the episodes of a group of tasks: for each task, each legal first action a and
 // each continuation i, an episode forced to take a first and continued by ρ, with the seed of
 // continuation i. Jobs are in (task, action, continuation) order.
-func forcedJobs(runSeed uint64, step int, fs []*first, continuations int) []rollout.Job {
-	var jobs []rollout.Job
+func forcedJobs(runSeed uint64, step int, fs []*first, continuations int) []episode.Job {
+	var jobs []episode.Job
 	for _, f := range fs {
 		for a := range f.actions {
 			for i := range continuations {
-				jobs = append(jobs, rollout.Job{Task: f.task, ID: fmt.Sprintf("probe/%d/%s/%d/%d", step, f.task.ID, a, i), Source: Source,
+				jobs = append(jobs, episode.Job{Task: f.task, ID: fmt.Sprintf("probe/%d/%s/%d/%d", step, f.task.ID, a, i), Source: Source,
 					Seed: ContinuationSeed(runSeed, f.task.ID, i), Menu: f.menu, First: &f.actions[a]})
 			}
 		}
@@ -323,7 +323,7 @@ func forcedJobs(runSeed uint64, step int, fs []*first, continuations int) []roll
 
 // check makes sure a forced episode started from the first decision that was scored: the same
 // legal actions and network inputs, and the forced action taken.
-func (f *first) check(p rollout.Played, a int) error {
+func (f *first) check(p episode.Played, a int) error {
 	if len(p.Decisions) == 0 {
 		return fmt.Errorf("episode %s: no first decision: %s", p.Episode.EpisodeID, noDecision(p))
 	}
@@ -340,7 +340,7 @@ func (f *first) check(p rollout.Played, a int) error {
 }
 
 // noDecision is why an episode took no decision: its unhealthy reason when it has one.
-func noDecision(p rollout.Played) string {
+func noDecision(p episode.Played) string {
 	if p.Episode.UnhealthyReason != nil {
 		return *p.Episode.UnhealthyReason
 	}

@@ -1,8 +1,8 @@
 // Package rollout is the first stage of a training step: it schedules the step's tasks
 // (source-balanced, seeded), plays the current (pi_theta) and natural-reference (rho) episodes of
-// every task concurrently on the configured executor, one atomic edit per decision, and writes
-// episodes, decisions (with the exact network inputs), executions and, for the simulated world,
-// sim_truth.
+// every task concurrently on the configured executor, one atomic edit per decision (through
+// internal/episode), and writes episodes, decisions (with the exact network inputs), executions
+// and, for the simulated world, sim_truth.
 //
 // It must not learn anything or read any output of later stages of the same step.
 package rollout

@@ -15,6 +15,7 @@ import (
 	"github.com/evosteer/evosteer-go/internal/learner"
 	"github.com/evosteer/evosteer-go/internal/orchestra"
 	"github.com/evosteer/evosteer-go/internal/rundir"
+	"github.com/evosteer/evosteer-go/internal/textrules"
 	"github.com/evosteer/evosteer-go/schema"
 )
 
@@ -232,7 +233,7 @@ func loadBatch(cfg *config.Config, f *files, step int64) (*batch, error) {
 				return nil, fmt.Errorf("update: %w", err)
 			}
 			tr.Steps = append(tr.Steps, gpu.Step{Row: row, Chosen: int(d.Chosen), Features: d.Features, Correction: c,
-				DeltaL: s.DeltaL, LogpTheta: s.LogpTheta, LogpBehavior: d.LogpBehavior, Tokens: int(orchestra.Tokens(d.ActionJSON))})
+				DeltaL: s.DeltaL, LogpTheta: s.LogpTheta, LogpBehavior: d.LogpBehavior, Tokens: int(textrules.Tokens(d.ActionJSON))})
 		}
 		index[ep.EpisodeID] = len(b.in.Trajectories)
 		b.in.Trajectories = append(b.in.Trajectories, tr)

@@ -1,34 +1,22 @@
-package rollout
+package episode
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 
-	"github.com/evosteer/evosteer-go/gpu"
-	"github.com/evosteer/evosteer-go/internal/learner"
+	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/executor"
 	"github.com/evosteer/evosteer-go/internal/orchestra"
-	"github.com/evosteer/evosteer-go/internal/tasks"
+	"github.com/evosteer/evosteer-go/internal/sim"
 )
 
 // A Job's First forces the episode's first action as a paired arm's is forced (marked forced,
 // behaviour log-prob 0, then the network decides); an illegal one ends the episode unhealthy.
 func TestPlayForcesTheFirstAction(t *testing.T) {
-	r := smallRun(t, t.TempDir(), nil)
-	cfg := r.Config
-	l, err := learner.Load(r, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := gpu.OpenEngine(cfg.Compute.Backend)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
-	train, err := tasks.ReadFile(r.TasksPath("train"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, l, eng := untrained(t)
+	train := sim.Tasks(cfg.Sim, cfg.Seed, cfg.Families[0], cfg.Families[0], "train", 1)
 	planner := orchestra.Action{Kind: orchestra.KindAddAgent, NodeID: "n0", RoleID: "planner"}
 	nobody := orchestra.Action{Kind: orchestra.KindAddAgent, NodeID: "n0", RoleID: "nobody"}
 	jobs := []Job{
@@ -53,5 +41,21 @@ func TestPlayForcesTheFirstAction(t *testing.T) {
 	}
 	if d := free.Decisions[0]; d.Forced || strings.Join(d.LegalActions, " ") != strings.Join(forced.Decisions[0].LegalActions, " ") {
 		t.Fatalf("the free episode's first decision %+v", d)
+	}
+}
+
+// Episodes must not depend on how the worker pool interleaves them.
+func TestEpisodesIndependentOfWorkerCount(t *testing.T) {
+	jobs, e := testBatch(t, func(c *config.Config) executor.Executor { return sim.New(c.Sim, c.Seed) })
+	one, err := runAll(context.Background(), e, jobs, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	many, err := runAll(context.Background(), e, jobs, 8, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(one, many) {
+		t.Fatal("episodes differ between 1 and 8 workers")
 	}
 }
