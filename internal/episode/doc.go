@@ -10,6 +10,6 @@
 // The rollout stage plays a step's episodes with it; evaluation, the probe and the workflow
 // search play theirs with it too.
 //
-// It must not read or write files (callers write what Play returns), learn anything, or import
-// a stage.
+// It must not read or write the run folder (callers write what Play returns), learn anything,
+// or import a stage.
 package episode

@@ -19,7 +19,6 @@ import (
 	"github.com/evosteer/evosteer-go/internal/policy"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/seed"
-	"github.com/evosteer/evosteer-go/internal/skills"
 	"github.com/evosteer/evosteer-go/internal/tasks"
 	"github.com/evosteer/evosteer-go/schema"
 )
@@ -52,32 +51,6 @@ type Options struct {
 	Progress func(done, total int)
 }
 
-// LatestStep is the last step whose update checkpoint exists (0 when none).
-func LatestStep(r *rundir.Run) int {
-	k := 0
-	for {
-		if _, err := os.Stat(learner.Path(r, k+1)); err != nil {
-			return k
-		}
-		k++
-	}
-}
-
-// Frozen is what a step leaves to be played with: the learner of step (θ with its published
-// value head; step 0's is the untrained learner, π_θ = ρ) and the skill library after step (the
-// one the rollout of step+1 freezes; its Menu(family) is a task's menu).
-func Frozen(r *rundir.Run, step int) (*gpu.Learner, *skills.Library, error) {
-	l, err := learner.Load(r, step)
-	if err != nil {
-		return nil, nil, err
-	}
-	lib, err := skills.LoadLibrary(r, step+1)
-	if err != nil {
-		return nil, nil, err
-	}
-	return l, lib, nil
-}
-
 // Run evaluates the run's policies on its test split and writes eval/.
 func Run(ctx context.Context, r *rundir.Run, o Options) ([]schema.EvalRow, error) {
 	cfg := r.Config
@@ -91,7 +64,7 @@ func Run(ctx context.Context, r *rundir.Run, o Options) ([]schema.EvalRow, error
 	if err != nil {
 		return nil, err
 	}
-	theta, lib, err := Frozen(r, o.Step)
+	theta, lib, err := learner.Frozen(r, o.Step)
 	if err != nil {
 		return nil, err
 	}

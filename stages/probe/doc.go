@@ -13,9 +13,9 @@
 // shown the step's published value head) and the skill library after the step. From the
 // rewards: U(a) = mean R_β(r) = 1 + (e^β − 1)·r, the one-step tilted target
 // π*(a) = ρ(a)·U(a) / Σ_b ρ(b)·U(b), and the table probe (schema.Probe), one row per (task,
-// legal first action). Summarize turns the rows alone into the summary (expected reward under ρ,
-// θ, π* and the best action; θ's coverage of π*: slope, TV, KL; the family × role interaction;
-// a one-line verdict).
+// legal first action). probetable.Summarize turns the rows alone into the summary (expected
+// reward under ρ, θ, π* and the best action; θ's coverage of π*: slope, TV, KL; the family ×
+// role interaction; a one-line verdict).
 //
 // Outputs: probe/step-NNNNNN/probe.arrow, summary.json and summary.md, put in place together
 // (a temporary folder under probe/ replaces the step's folder whole; no partial file on error).

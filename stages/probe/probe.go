@@ -19,19 +19,16 @@ import (
 	"github.com/evosteer/evosteer-go/internal/executor"
 	"github.com/evosteer/evosteer-go/internal/learner"
 	"github.com/evosteer/evosteer-go/internal/orchestra"
+	"github.com/evosteer/evosteer-go/internal/probetable"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/seed"
 	"github.com/evosteer/evosteer-go/internal/skills"
 	"github.com/evosteer/evosteer-go/internal/tasks"
 	"github.com/evosteer/evosteer-go/schema"
-	"github.com/evosteer/evosteer-go/stages/evaluate"
-	"github.com/evosteer/evosteer-go/stages/rescore"
 )
 
-// Folder is the probe's folder in the run; a step's outputs are in Folder/step-NNNNNN/.
+// The summary files beside the step's table (probetable.StepDir).
 const (
-	Folder      = "probe"
-	TableFile   = "probe.arrow"
 	SummaryJSON = "summary.json"
 	SummaryMD   = "summary.md"
 )
@@ -69,12 +66,7 @@ type Progress struct {
 type Result struct {
 	Dir     string // the step's probe folder
 	Rows    []schema.ProbeRow
-	Summary Summary
-}
-
-// StepDir is the probe folder of a step.
-func StepDir(r *rundir.Run, step int) string {
-	return filepath.Join(r.Dir, Folder, filepath.Base(r.StepDir(step)))
+	Summary probetable.Summary
 }
 
 // Run probes the learner of o.Step and writes its folder.
@@ -91,7 +83,7 @@ func Run(ctx context.Context, r *rundir.Run, o Options) (*Result, error) {
 	if err := checkpointExists(r, o.Step); err != nil {
 		return nil, err
 	}
-	l, lib, err := evaluate.Frozen(r, o.Step)
+	l, lib, err := learner.Frozen(r, o.Step)
 	if err != nil {
 		return nil, fmt.Errorf("probe: %w", err)
 	}
@@ -159,7 +151,7 @@ func Run(ctx context.Context, r *rundir.Run, o Options) (*Result, error) {
 		played += len(jobs)
 		report(Progress{Tasks: lo + len(chunk), TotalTasks: len(picked), Episodes: played, TotalEpisodes: total})
 	}
-	sum, err := Summarize(o.Step, rows)
+	sum, err := probetable.Summarize(o.Step, rows)
 	if err != nil {
 		return nil, fmt.Errorf("probe: %w", err)
 	}
@@ -167,7 +159,7 @@ func Run(ctx context.Context, r *rundir.Run, o Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("probe: %w", err)
 	}
-	dir := StepDir(r, o.Step)
+	dir := probetable.StepDir(r, o.Step)
 	if err := write(r, dir, lin, rows, sum); err != nil {
 		return nil, fmt.Errorf("probe: write %s: %w", r.Rel(dir), err)
 	}
@@ -187,7 +179,7 @@ func checkpointExists(r *rundir.Run, step int) error {
 		return fmt.Errorf("probe: run %s has no untrained learner (%s); it is written by `evosteer init --run %s`", r.Dir, r.Rel(path), r.Dir)
 	default:
 		return fmt.Errorf("probe: step %d has no learner checkpoint (%s; the last trained step is %d); train through step %d first: `evosteer train --run %s --steps %d`",
-			step, r.Rel(path), evaluate.LatestStep(r), step, r.Dir, step)
+			step, r.Rel(path), learner.LatestStep(r), step, r.Dir, step)
 	}
 }
 
@@ -293,11 +285,11 @@ func firstDecisions(ctx context.Context, r *rundir.Run, step int, exec executor.
 	for i, f := range out {
 		f.logRho, f.logTheta = s.Rho[i], s.Theta[i]
 		// The episode sampled its first action from ρ: its behaviour log-probability is the
-		// score of the same inputs (see rescore.MaxBehaviorMismatch).
+		// score of the same inputs (see learner.MaxBehaviorMismatch).
 		d := eps[i].Decisions[0]
 		if len(d.LegalActions) > 1 {
 			got, want := float64(f.logRho[d.Chosen]), d.LogpBehavior
-			if math.Abs(got-want)/math.Max(1, math.Abs(want)) > rescore.MaxBehaviorMismatch {
+			if math.Abs(got-want)/math.Max(1, math.Abs(want)) > learner.MaxBehaviorMismatch {
 				return nil, fmt.Errorf("probe: task %s: the network scores the first decision's action %d at log π_ρ %g, the episode sampled it at %g", f.task.ID, d.Chosen, got, want)
 			}
 		}
@@ -398,12 +390,12 @@ func lineage(r *rundir.Run, step int) (schema.Lineage, error) {
 		}
 		inputs[r.Rel(p)] = sum
 	}
-	return schema.Lineage{Run: r.Name, Step: step, Stage: Folder, ConfigSHA256: r.Config.SHA256(), Inputs: inputs}, nil
+	return schema.Lineage{Run: r.Name, Step: step, Stage: probetable.Folder, ConfigSHA256: r.Config.SHA256(), Inputs: inputs}, nil
 }
 
 // write puts the step's folder in place at once: the table, summary.json and summary.md go into
 // a hidden temporary folder under probe/, which then replaces the step's folder whole.
-func write(r *rundir.Run, dir string, lin schema.Lineage, rows []schema.ProbeRow, sum Summary) error {
+func write(r *rundir.Run, dir string, lin schema.Lineage, rows []schema.ProbeRow, sum probetable.Summary) error {
 	parent := filepath.Dir(dir)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return err
@@ -416,7 +408,7 @@ func write(r *rundir.Run, dir string, lin schema.Lineage, rows []schema.ProbeRow
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return err
 	}
-	if err := schema.WriteRows(schema.Probe, filepath.Join(tmp, TableFile), lin, rows); err != nil {
+	if err := schema.WriteRows(schema.Probe, filepath.Join(tmp, probetable.TableFile), lin, rows); err != nil {
 		return err
 	}
 	js, err := json.MarshalIndent(sum, "", "  ")
@@ -430,36 +422,4 @@ func write(r *rundir.Run, dir string, lin schema.Lineage, rows []schema.ProbeRow
 		return err
 	}
 	return atomicfile.ReplaceDir(tmp, dir)
-}
-
-// Read reads a probed step's table (fs.ErrNotExist when the step was not probed).
-func Read(r *rundir.Run, step int) ([]schema.ProbeRow, error) {
-	return schema.ReadFile[schema.ProbeRow](schema.Probe, filepath.Join(StepDir(r, step), TableFile))
-}
-
-// Steps lists the probed steps of a run (those with a table), increasing.
-func Steps(r *rundir.Run) ([]int, error) {
-	entries, err := os.ReadDir(filepath.Join(r.Dir, Folder))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var steps []int
-	for _, e := range entries {
-		name, ok := strings.CutPrefix(e.Name(), "step-")
-		if !e.IsDir() || !ok || len(name) != 6 {
-			continue
-		}
-		k, err := strconv.Atoi(name)
-		if err != nil || k < 0 {
-			continue
-		}
-		if _, err := os.Stat(filepath.Join(r.Dir, Folder, e.Name(), TableFile)); err == nil {
-			steps = append(steps, k)
-		}
-	}
-	slices.Sort(steps)
-	return steps, nil
 }

@@ -29,20 +29,6 @@ const (
 	MetricsFile      = "update_metrics.arrow"
 )
 
-// Initial returns the stage that writes the untrained learner (π_θ = ρ, b_ψ = 0, fresh heads)
-// as a checkpoint: `evosteer init` runs it for step 0; tests run it for a later step to roll out
-// the next one without training. It reads the training tasks (the free anchors of the
-// measured-flows ablation).
-func Initial(r *rundir.Run) rundir.Stage {
-	return rundir.Stage{Name: Name, Inputs: []string{r.Rel(r.TasksPath("train"))}, Run: func(_ context.Context, sc *rundir.StageContext) error {
-		l, err := learner.New(sc.Run)
-		if err != nil {
-			return err
-		}
-		return learner.Write(filepath.Join(sc.OutDir, learner.Rel()), sc.Lineage(), l)
-	}}
-}
-
 // files are the inputs of one step's update.
 type files struct {
 	episodes, decisions          []string // rollout shards of the step
