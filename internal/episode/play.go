@@ -22,7 +22,7 @@ import (
 // scripted policy (tests, a fixed paradigm).
 type Job struct {
 	Task   tasks.Task
-	ID     string // the rollout's episode_id: {step}/{task_id}/{source}/{index}
+	ID     string // the episode_id (the rollout's: {step}/{task_id}/{source}/{index})
 	Source string // recorded as the episode's source (current, natural_reference, a policy's name)
 	Seed   uint64
 	Theta  bool
