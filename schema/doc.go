@@ -17,7 +17,7 @@
 //     version, columns, batch layout); every error names the file, and
 //     corrupt input yields an error, never a panic.
 //
-// The package must stay a leaf: it must not import DuckDB or any other
-// project package, and it holds no stage logic. Stages decide what goes into
+// The package must stay a leaf: it must not import DuckDB or any project
+// package but internal/atomicfile (atomic writes), and it holds no stage logic. Stages decide what goes into
 // a table; this package only decides what a table is and how it is stored.
 package schema

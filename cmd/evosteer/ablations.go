@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/evosteer/evosteer-go/internal/comparisons"
+	"github.com/evosteer/evosteer-go/comparisons"
 	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/paradigms"
 )

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/evosteer/evosteer-go/internal/learner"
 	"github.com/evosteer/evosteer-go/internal/paradigms"
 	"github.com/evosteer/evosteer-go/stages/evaluate"
 )
@@ -39,7 +40,7 @@ sqrt(Σσ²)/n. Prints the table.`,
 			}
 			defer r.Unlock()
 			if step <= 0 {
-				step = evaluate.LatestStep(r)
+				step = learner.LatestStep(r)
 			}
 			log := cmd.ErrOrStderr()
 			rows, err := evaluate.Run(cmd.Context(), r, evaluate.Options{Step: step, Runs: runs, Paradigms: paradigmNames, SearchPerFamily: searchTasks,

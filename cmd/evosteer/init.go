@@ -9,9 +9,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/evosteer/evosteer-go/internal/config"
-	"github.com/evosteer/evosteer-go/internal/pipeline"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/tasks"
+	"github.com/evosteer/evosteer-go/pipeline"
 	"github.com/evosteer/evosteer-go/schema"
 )
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/evosteer/evosteer-go/internal/probetable"
 	"github.com/evosteer/evosteer-go/stages/probe"
 )
 
@@ -75,7 +76,7 @@ The same run, step and flags give byte-identical files; evosteer report shows ev
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s\nwritten: %s/{%s,%s,%s}\n", res.Summary.Markdown(r.Config.Executor.Backend == "sim"),
-				res.Dir, probe.TableFile, probe.SummaryJSON, probe.SummaryMD)
+				res.Dir, probetable.TableFile, probe.SummaryJSON, probe.SummaryMD)
 			return nil
 		},
 	}

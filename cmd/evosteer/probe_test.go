@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/evosteer/evosteer-go/internal/probetable"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/runtest"
-	"github.com/evosteer/evosteer-go/stages/probe"
 )
 
 // `evosteer probe` on a small run: it prints the summary, writes the step's folder, and the
@@ -30,7 +30,7 @@ func TestProbeCommand(t *testing.T) {
 		t.Fatalf("probe: %v\n%s", err, out)
 	}
 	for _, want := range []string{"# Probe of step 1", "2 training tasks", "**Verdict.** θ is limited by optimisation", "| **all** | 2 |",
-		"probe: 2/2 tasks", filepath.Join(dir, probe.Folder, "step-000001")} {
+		"probe: 2/2 tasks", filepath.Join(dir, probetable.Folder, "step-000001")} {
 		if !strings.Contains(out, want) {
 			t.Errorf("probe output lacks %q:\n%s", want, out)
 		}

@@ -13,8 +13,8 @@ import (
 	"golang.org/x/term"
 
 	evconfig "github.com/evosteer/evosteer-go/internal/config" // the --config flag is named config here
-	"github.com/evosteer/evosteer-go/internal/pipeline"
 	"github.com/evosteer/evosteer-go/internal/rundir"
+	"github.com/evosteer/evosteer-go/pipeline"
 )
 
 func newStepCmd() *cobra.Command {

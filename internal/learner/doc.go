@@ -5,7 +5,11 @@
 //     checkpoint table). Step 0's is the initial learner written by `evosteer init`; step k's is
 //     written by step k's update; rollout, rescore and update of step k+1 load it;
 //   - the network inputs stored in decision rows (policy_input, action_inputs, prior_logits),
-//     so that rescore and update score exactly what the rollout scored.
+//     so that rescore and update score exactly what the rollout scored (within
+//     MaxBehaviorMismatch, which rescore and the probe check);
+//   - what a step leaves behind for the stages that read it: Initial (the stage writing the
+//     untrained learner as a checkpoint), LatestStep, and Frozen (a step's learner and the skill
+//     library after it, which evaluation and the probe play with).
 //
 // The learner is stored as an ordinary Arrow table rather than gomlx's checkpoint format, whose
 // files are named by timestamp and gzip-compressed: a resumed run must reproduce every output

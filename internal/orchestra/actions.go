@@ -7,6 +7,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/evosteer/evosteer-go/internal/textrules"
 )
 
 // Action kinds (METHOD.md §2.1).
@@ -174,15 +176,12 @@ func ParseAction(s string) (Action, error) {
 	return a, a.Validate()
 }
 
-// Tokens is the token length the budget charges for a text: ceil(bytes/4).
-func Tokens(s string) int64 { return (int64(len(s)) + 3) / 4 }
-
 // LongestActionTokens is the controller's output reservation for a legal set: the token
 // length of its longest action text.
 func LongestActionTokens(actions []Action) int64 {
 	var longest int64
 	for _, a := range actions {
-		longest = max(longest, Tokens(a.JSON()))
+		longest = max(longest, textrules.Tokens(a.JSON()))
 	}
 	return longest
 }

@@ -2,6 +2,8 @@ package orchestra
 
 import (
 	"testing"
+
+	"github.com/evosteer/evosteer-go/internal/textrules"
 )
 
 func TestActionJSONCanonical(t *testing.T) {
@@ -84,14 +86,9 @@ func TestParseActionErrors(t *testing.T) {
 	}
 }
 
-func TestTokens(t *testing.T) {
-	for s, want := range map[string]int64{"": 0, "a": 1, "abcd": 1, "abcde": 2, "é": 1, "ééé": 2} {
-		if got := Tokens(s); got != want {
-			t.Errorf("Tokens(%q) = %d, want %d", s, got, want)
-		}
-	}
+func TestLongestActionTokens(t *testing.T) {
 	actions := []Action{{Kind: KindStop}, addEdge("n10", "n11", ProtocolFeedback)}
-	if got, want := LongestActionTokens(actions), Tokens(actions[1].JSON()); got != want {
+	if got, want := LongestActionTokens(actions), textrules.Tokens(actions[1].JSON()); got != want {
 		t.Errorf("LongestActionTokens = %d, want %d", got, want)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/evosteer/evosteer-go/internal/executor"
+	"github.com/evosteer/evosteer-go/internal/textrules"
 )
 
 // The diagnosis of METHOD.md §2.7 (the release's feature_diagnosis.py): what the controller reads
@@ -126,20 +127,20 @@ func noAnswerKind(output, taskType string) string {
 
 // refusal: the answer span says the information was not found, without hedging.
 func refusal(output string) bool {
-	if codeBlockRe.MatchString(output) || functionRe.MatchString(output) {
+	if textrules.CodeBlockRe.MatchString(output) || textrules.FunctionRe.MatchString(output) {
 		return false
 	}
-	span, ok := finalBoxed(output)
+	span, ok := textrules.FinalBoxed(output)
 	if !ok {
-		span, ok = cuedAnswer(output)
+		span, ok = textrules.CuedAnswer(output)
 	}
 	if !ok {
 		span = strings.TrimSpace(output)
-		if runeLen(span) > 200 {
+		if textrules.RuneLen(span) > 200 {
 			return false
 		}
 	}
-	span = collapse(strings.TrimRight(strings.Trim(strings.TrimSpace(span), quotes), "."))
+	span = textrules.Collapse(strings.TrimRight(strings.Trim(strings.TrimSpace(span), textrules.Quotes), "."))
 	loc := refusalRe.FindStringIndex(span)
 	if loc == nil {
 		return false
@@ -155,18 +156,18 @@ func refusal(output string) bool {
 // integer answers, a box without a digit.
 func placeholder(output, taskType string) bool {
 	integer := taskType == "aime_2026"
-	boxed, ok := finalBoxed(output)
+	boxed, ok := textrules.FinalBoxed(output)
 	if !ok {
-		cued, ok := cuedAnswer(output)
+		cued, ok := textrules.CuedAnswer(output)
 		return ok && placeholderCueRe.MatchString(cued)
 	}
 	content := boxText(boxed)
 	if !placeholderBoxRe.MatchString(content) && !(integer && !strings.ContainsFunc(content, unicode.IsDigit)) {
 		return false
 	}
-	cues := answerCueRe.FindAllStringIndex(output, -1)
-	if len(cues) > 0 && cues[len(cues)-1][0] > strings.LastIndex(output, boxedOpen) {
-		if cued, ok := cuedAnswer(output); ok && !placeholderCueRe.MatchString(cued) {
+	cues := textrules.AnswerCueRe.FindAllStringIndex(output, -1)
+	if len(cues) > 0 && cues[len(cues)-1][0] > strings.LastIndex(output, textrules.BoxedOpen) {
+		if cued, ok := textrules.CuedAnswer(output); ok && !placeholderCueRe.MatchString(cued) {
 			return integer && !numberCueRe.MatchString(cued)
 		}
 	}
@@ -175,19 +176,19 @@ func placeholder(output, taskType string) bool {
 
 func boxText(content string) string {
 	content = boxCommandRe.ReplaceAllString(content, "${1}")
-	return collapse(strings.Trim(strings.ReplaceAll(content, `\ `, " "), "{}$ \\.:"))
+	return textrules.Collapse(strings.Trim(strings.ReplaceAll(content, `\ `, " "), "{}$ \\.:"))
 }
 
 // planOnly: three or more lines, every one a numbered step starting with a plan verb.
 func planOnly(output string) bool {
-	if _, ok := finalBoxed(output); ok {
+	if _, ok := textrules.FinalBoxed(output); ok {
 		return false
 	}
-	if _, ok := cuedAnswer(output); ok || codeBlockRe.MatchString(output) {
+	if _, ok := textrules.CuedAnswer(output); ok || textrules.CodeBlockRe.MatchString(output) {
 		return false
 	}
 	var lines []string
-	for _, l := range splitLines(output) {
+	for _, l := range textrules.SplitLines(output) {
 		if strings.TrimSpace(l) != "" {
 			lines = append(lines, l)
 		}
@@ -197,7 +198,7 @@ func planOnly(output string) bool {
 	}
 	for _, l := range lines {
 		m := planItemRe.FindStringSubmatch(l)
-		if m == nil || !planVerbs[casefold(m[1])] {
+		if m == nil || !planVerbs[textrules.Casefold(m[1])] {
 			return false
 		}
 	}
@@ -251,8 +252,8 @@ func (r *Runtime) diagnosisFacts() facts {
 	f.real = len(real)
 	keys := make([]string, len(real))
 	for i, a := range real {
-		keys[i] = NormalizedAnswer(a)
-		if checkable(keys[i]) {
+		keys[i] = textrules.NormalizedAnswer(a)
+		if textrules.Checkable(keys[i]) {
 			f.checkable++
 		}
 		for j := range i {
@@ -301,9 +302,9 @@ func (r *Runtime) describeNodes(f *facts) {
 		if n.Result != nil {
 			calls = n.Result.Tools
 		}
-		if answered && f.searchCalls > 0 && checkable(n.AnswerKey()) {
+		if answered && f.searchCalls > 0 && textrules.Checkable(n.AnswerKey()) {
 			switch {
-			case containsWord(text, n.AnswerKey()):
+			case textrules.ContainsWord(text, n.AnswerKey()):
 				f.realFound++
 				parts = append(parts, "its answer appears in the search results")
 			case slices.ContainsFunc(calls, func(c executor.ToolCall) bool { return c.Tool == "search" }):
@@ -330,7 +331,7 @@ func (r *Runtime) describeNodes(f *facts) {
 		}
 		f.nodeRows = append(f.nodeRows, label+": "+strings.Join(parts, ", "))
 		if answered {
-			extractedAll = extractedAll && n.marked && runeLen(n.AnswerKey()) <= evidenceMax
+			extractedAll = extractedAll && n.marked && textrules.RuneLen(n.AnswerKey()) <= textrules.EvidenceMax
 			answering = append(answering, n)
 		}
 	}
@@ -370,7 +371,7 @@ func (f facts) teamLine() string {
 			list = append(list, fmt.Sprintf("%d of %d answers appear in the search results", found, a))
 		} else {
 			list = append(list, fmt.Sprintf("%d of %d answers of %d to %d characters appear in the search results",
-				found, f.checkable, evidenceMin, evidenceMax))
+				found, f.checkable, textrules.EvidenceMin, textrules.EvidenceMax))
 		}
 	}
 	if f.pythonCalls > 0 {

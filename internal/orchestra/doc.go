@@ -21,6 +21,9 @@
 //
 // The roles of the reference configuration and their per-family adaptation live here too.
 //
+// The rules it reads texts by (answer presence, normalised answers, token lengths) are in
+// internal/textrules, which the executors use as well.
+//
 // It must not choose actions (that is the policy's job), draw randomness of its own (every
 // execution seed is derived from the episode seed with internal/seed), or read or write
 // files: the rollout stage logs what it reports.

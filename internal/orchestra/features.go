@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/evosteer/evosteer-go/internal/executor"
+	"github.com/evosteer/evosteer-go/internal/textrules"
 )
 
 // FeatureVersion names the feature schema below; stored features are only comparable
@@ -125,14 +126,14 @@ func (r *Runtime) toolCalls(tool string) []executor.ToolCall {
 func (r *Runtime) searchText() string {
 	var parts []string
 	for _, c := range r.toolCalls("search") {
-		parts = append(parts, collapse(casefold(c.Result)))
+		parts = append(parts, textrules.Collapse(textrules.Casefold(c.Result)))
 	}
 	return strings.Join(parts, "\n")
 }
 
 // supported reports whether an answer's key is checkable and found as a whole word in text.
 func supported(key, text string) bool {
-	return checkable(key) && containsWord(text, key)
+	return textrules.Checkable(key) && textrules.ContainsWord(text, key)
 }
 
 // Features is the execution feature vector f(s) of the current state (METHOD.md §3.1).

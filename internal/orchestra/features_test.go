@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/evosteer/evosteer-go/internal/executor"
+	"github.com/evosteer/evosteer-go/internal/textrules"
 )
 
 func usage(in, out, calls, tools, wall int64) executor.Usage {
@@ -173,52 +174,6 @@ func TestFeatureNamesAndOneHot(t *testing.T) {
 	}
 }
 
-func TestAnswerPresent(t *testing.T) {
-	cases := map[string]bool{
-		"":                                          false,
-		"   \n ":                                    false,
-		"Paris":                                     true,
-		"Answer: Paris":                             true,
-		"The result is \\boxed{12}.":                true,
-		"```python\ndef f():\n    return 1\n```":    true,
-		"Plan:\n1. Find the city\n2. Check it":      false,
-		"**Facts**\n- Paris is big\n- It is old":    false,
-		"## Steps\n* one\n* two":                    false,
-		"Steps: 1. search 2. read 3. answer":        false, // an inline enumeration after a lead-in
-		"- Paris\n- Lyon":                           true,  // a list without a title
-		"**Done.**\n- a\n- b":                       true,  // a sentence, not a title
-		"Plan:\n1. Find it\n   more detail\n2. Go":  false, // indented continuation lines
-		"Plan:\n1. Find it\n2. Go\nParis is right.": true,
-		"Plan:\n1. Find it\nanswer is Paris":        true, // a cue counts
-	}
-	for text, want := range cases {
-		if got := AnswerPresent(text); got != want {
-			t.Errorf("AnswerPresent(%q) = %v, want %v", text, got, want)
-		}
-	}
-}
-
-func TestNormalizedAnswer(t *testing.T) {
-	cases := map[string]string{
-		"So \\boxed{\\frac{1}{2}} and \\boxed{x":      "\\frac{1}{2}",
-		"first \\boxed{3} then \\boxed{ 4 }":          "4",
-		"The final answer is: **Paris**.":             "paris",
-		"Answer: x\nmore text\nAnswer: `Lyon`":        "lyon",
-		"Answer:\n  Rome":                             "rome",
-		"```py\nshort\n```\n```py\nlonger  code\n```": "longer code",
-		"  Hello   WORLD \n":                          "hello world",
-		"``a b``":                                     "a b",
-		"`a`b`":                                       "`a`b`",
-		"Straße":                                      "strasse",
-		"~~~\nBody\n~~~":                              "body",
-	}
-	for text, want := range cases {
-		if got := NormalizedAnswer(text); got != want {
-			t.Errorf("NormalizedAnswer(%q) = %q, want %q", text, got, want)
-		}
-	}
-}
-
 func TestAnswerSupportedBySearch(t *testing.T) {
 	cases := []struct {
 		answer, text string
@@ -234,7 +189,7 @@ func TestAnswerSupportedBySearch(t *testing.T) {
 		{"Answer: New York", "in new york.", true},
 	}
 	for _, c := range cases {
-		if got := supported(NormalizedAnswer(c.answer), c.text); got != c.want {
+		if got := supported(textrules.NormalizedAnswer(c.answer), c.text); got != c.want {
 			t.Errorf("supported(%q in %q) = %v, want %v", c.answer, c.text, got, c.want)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/evosteer/evosteer-go/internal/executor"
+	"github.com/evosteer/evosteer-go/internal/textrules"
 )
 
 // Observations and the diagnosis describe the team and never prescribe an action: they
@@ -96,7 +97,7 @@ func describeExecution(rec ExecutionRecord) string {
 		}
 		facts = append(facts, failure)
 	}
-	if res.AnswerPresent && AnswerPresent(res.Output) {
+	if res.AnswerPresent && textrules.AnswerPresent(res.Output) {
 		facts = append(facts, "its output states an answer")
 	} else {
 		facts = append(facts, "its output states no answer")

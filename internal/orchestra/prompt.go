@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/evosteer/evosteer-go/internal/executor"
+	"github.com/evosteer/evosteer-go/internal/textrules"
 )
 
 // Prompt layout and fitting of the reference's plain executor (METHOD.md §2.5). The runtime
@@ -110,7 +111,7 @@ func fitPrompt(role executor.Role, task string, skills []executor.Skill, msgs []
 		return renderPrompt(role, task, skills, fitted, p)
 	}
 	prompt := render()
-	for Tokens(prompt) > budget {
+	for textrules.Tokens(prompt) > budget {
 		best, found := 0, false
 		for i, kept := range keep {
 			if kept > fitFloorChars && (!found || kept > keep[best] || (kept == keep[best] && i > best)) {

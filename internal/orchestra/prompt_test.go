@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/evosteer/evosteer-go/internal/executor"
+	"github.com/evosteer/evosteer-go/internal/textrules"
 )
 
 func TestPromptAssemblyExact(t *testing.T) {
@@ -73,8 +74,8 @@ func TestPromptFitting(t *testing.T) {
 		{SourceID: "n2", Protocol: ProtocolRevise, Body: strings.Repeat("b", 5000)},
 	}
 	got := fitPrompt(role, "T", nil, msgs, &prev)
-	if Tokens(got) > 1000 || !strings.Contains(got, "characters omitted to fit the input limit") {
-		t.Errorf("fitted prompt has %d tokens", Tokens(got))
+	if textrules.Tokens(got) > 1000 || !strings.Contains(got, "characters omitted to fit the input limit") {
+		t.Errorf("fitted prompt has %d tokens", textrules.Tokens(got))
 	}
 	if !strings.Contains(got, "Your previous output:\n"+prev+"\n\n") {
 		t.Error("the 900-character previous output was cut before the longer messages")

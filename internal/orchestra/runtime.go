@@ -13,6 +13,7 @@ import (
 	"github.com/evosteer/evosteer-go/internal/executor"
 	"github.com/evosteer/evosteer-go/internal/seed"
 	"github.com/evosteer/evosteer-go/internal/tasks"
+	"github.com/evosteer/evosteer-go/internal/textrules"
 )
 
 // Controller charging constants (METHOD.md §2.6, §2.7).
@@ -55,16 +56,16 @@ type Node struct {
 	// The answer analysis of Output, computed once per execution: the features, the
 	// diagnosis and the policy read it at every decision, and the regular expressions behind
 	// it dominate the cost of a decision on long outputs.
-	answerKey string // NormalizedAnswer(Output)
-	hasAnswer bool   // AnswerPresent(Output)
+	answerKey string // textrules.NormalizedAnswer(Output)
+	hasAnswer bool   // textrules.AnswerPresent(Output)
 	noAnswer  string // noAnswerKind(Output, task type)
-	marked    bool   // marked(Output)
+	marked    bool   // textrules.Marked(Output)
 }
 
 // setOutput records a new output with its answer analysis.
 func (n *Node) setOutput(s, taskType string) {
-	n.Output, n.answerKey, n.hasAnswer = s, NormalizedAnswer(s), AnswerPresent(s)
-	n.noAnswer, n.marked = noAnswerKind(s, taskType), marked(s)
+	n.Output, n.answerKey, n.hasAnswer = s, textrules.NormalizedAnswer(s), textrules.AnswerPresent(s)
+	n.noAnswer, n.marked = noAnswerKind(s, taskType), textrules.Marked(s)
 }
 
 // AnswerKey is NormalizedAnswer of the node's output.

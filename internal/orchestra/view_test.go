@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/evosteer/evosteer-go/internal/executor"
+	"github.com/evosteer/evosteer-go/internal/textrules"
 )
 
 func TestObservationText(t *testing.T) {
@@ -230,7 +231,7 @@ func TestControllerPrompt(t *testing.T) {
 		t.Errorf("total_token_budget %s", exec["total_token_budget"])
 	}
 	// A failed controller reservation is visible to the controller.
-	r.ControllerReservation(Tokens(prompt), 1_000_000)
+	r.ControllerReservation(textrules.Tokens(prompt), 1_000_000)
 	if !strings.Contains(r.ControllerPrompt(0.55, 0), `"controller_budget_finalization":true`) {
 		t.Error("finalisation not shown")
 	}

@@ -9,13 +9,13 @@ import (
 	"testing"
 
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/episode"
 	"github.com/evosteer/evosteer-go/internal/executor"
 	"github.com/evosteer/evosteer-go/internal/orchestra"
 	"github.com/evosteer/evosteer-go/internal/policy"
 	"github.com/evosteer/evosteer-go/internal/seed"
 	"github.com/evosteer/evosteer-go/internal/sim"
 	"github.com/evosteer/evosteer-go/internal/tasks"
-	"github.com/evosteer/evosteer-go/stages/rollout"
 )
 
 func defaultConfig(t *testing.T) *config.Config {
@@ -44,14 +44,14 @@ func testTasks(cfg *config.Config, split string, n int) []tasks.Task {
 }
 
 // play plays one episode of every task with pol through the rollout's decision loop.
-func play(t *testing.T, cfg *config.Config, name string, pol policy.Policy, ts []tasks.Task) []rollout.Played {
+func play(t *testing.T, cfg *config.Config, name string, pol policy.Policy, ts []tasks.Task) []episode.Played {
 	t.Helper()
-	jobs := make([]rollout.Job, len(ts))
+	jobs := make([]episode.Job, len(ts))
 	for i, task := range ts {
-		jobs[i] = rollout.Job{Task: task, ID: fmt.Sprintf("test/%s/%s", name, task.ID), Source: name,
+		jobs[i] = episode.Job{Task: task, ID: fmt.Sprintf("test/%s/%s", name, task.ID), Source: name,
 			Seed: seed.Derive(cfg.Seed, "paradigms-test", task.ID), Script: pol}
 	}
-	out, err := rollout.Play(context.Background(), cfg, sim.New(cfg.Sim, cfg.Seed), nil, nil, jobs, nil)
+	out, err := episode.Play(context.Background(), cfg, sim.New(cfg.Sim, cfg.Seed), nil, nil, jobs, nil)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -86,7 +86,7 @@ func plan(tpl Template) (steps []step, output string) {
 // all of it unless the plan's next agent was not legal when the building stopped (the budget
 // could not run it), and that an edge goes by revise exactly when it is its agent's last input
 // and revise was legal; it returns how many agents were added.
-func checkBuilt(t *testing.T, what string, p rollout.Played, plan []step) int {
+func checkBuilt(t *testing.T, what string, p episode.Played, plan []step) int {
 	t.Helper()
 	k, agents := 0, 0
 	for _, d := range p.Decisions {
@@ -123,7 +123,7 @@ func checkBuilt(t *testing.T, what string, p rollout.Played, plan []step) int {
 
 // checkEpisode: healthy, stopped by STOP, every action the legal one the policy put all its mass
 // on (log-probability 0 where it chose among several).
-func checkEpisode(t *testing.T, name string, p rollout.Played) {
+func checkEpisode(t *testing.T, name string, p episode.Played) {
 	t.Helper()
 	ep := p.Episode
 	if !ep.Healthy || !ep.Stopped {
@@ -267,8 +267,8 @@ func TestNewRejects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	jobs := []rollout.Job{{Task: sim.Tasks(cfg.Sim, cfg.Seed, "medqa", "", "test", 1)[0], ID: "x", Source: "x", Seed: 1, Script: pol}}
-	if _, err := rollout.Play(context.Background(), cfg, sim.New(cfg.Sim, cfg.Seed), nil, nil, jobs, nil); err == nil || !strings.Contains(err.Error(), "medqa") {
+	jobs := []episode.Job{{Task: sim.Tasks(cfg.Sim, cfg.Seed, "medqa", "", "test", 1)[0], ID: "x", Source: "x", Seed: 1, Script: pol}}
+	if _, err := episode.Play(context.Background(), cfg, sim.New(cfg.Sim, cfg.Seed), nil, nil, jobs, nil); err == nil || !strings.Contains(err.Error(), "medqa") {
 		t.Fatalf("missing task type: %v", err)
 	}
 }

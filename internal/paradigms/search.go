@@ -9,11 +9,11 @@ import (
 	"slices"
 
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/episode"
 	"github.com/evosteer/evosteer-go/internal/executor"
 	"github.com/evosteer/evosteer-go/internal/orchestra"
 	"github.com/evosteer/evosteer-go/internal/seed"
 	"github.com/evosteer/evosteer-go/internal/tasks"
-	"github.com/evosteer/evosteer-go/stages/rollout"
 )
 
 // Grammar is the searched workflow's template space, in a fixed order (the last tie-break), each
@@ -73,7 +73,7 @@ type SearchOptions struct {
 	Templates []Template       // the candidates; nil means Grammar()
 	PerFamily int              // training tasks sampled per task type (all when fewer)
 	Seed      uint64           // the task sample and the episode seeds derive from it
-	Progress  rollout.Progress // told after every episode; may be nil
+	Progress  episode.Progress // told after every episode; may be nil
 }
 
 // Score is one template's result on one task type's sample.
@@ -95,7 +95,7 @@ type SearchResult struct {
 // Search is the AFlow-style offline search of searched_workflow: every template of the grammar
 // that a task type's roles admit plays the same seeded sample of that type's training tasks
 // (common random numbers: one episode seed per task, shared by all templates) through
-// rollout.Play on exec, and the best template per task type is frozen: the highest mean reward,
+// episode.Play on exec, and the best template per task type is frozen: the highest mean reward,
 // then the fewest tokens, then the grammar's order. Training tasks are grouped by task type.
 func Search(ctx context.Context, cfg *config.Config, exec executor.Executor, train []tasks.Task, o SearchOptions) (*SearchResult, error) {
 	templates := o.Templates
@@ -115,7 +115,7 @@ func Search(ctx context.Context, cfg *config.Config, exec executor.Executor, tra
 	}
 	types := slices.Sorted(maps.Keys(byType))
 	type cell struct{ taskType, template int }
-	var jobs []rollout.Job
+	var jobs []episode.Job
 	var cells []cell
 	for ti, tt := range types {
 		sample := sampleTasks(byType[tt], o.PerFamily, seed.Derive(o.Seed, "workflow-search/sample", tt))
@@ -125,13 +125,13 @@ func Search(ctx context.Context, cfg *config.Config, exec executor.Executor, tra
 				continue // the task type does not offer its roles
 			}
 			for _, task := range sample {
-				jobs = append(jobs, rollout.Job{Task: task, ID: fmt.Sprintf("search/%s/%s/%s", tt, p.Name, task.ID),
+				jobs = append(jobs, episode.Job{Task: task, ID: fmt.Sprintf("search/%s/%s/%s", tt, p.Name, task.ID),
 					Source: SearchedWorkflow, Seed: seed.Derive(o.Seed, "workflow-search/episode", task.ID), Script: ForTemplate(p)})
 				cells = append(cells, cell{ti, pi})
 			}
 		}
 	}
-	played, err := rollout.Play(ctx, cfg, exec, nil, nil, jobs, o.Progress)
+	played, err := episode.Play(ctx, cfg, exec, nil, nil, jobs, o.Progress)
 	if err != nil {
 		return nil, fmt.Errorf("workflow search: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/evosteer/evosteer-go/internal/orchestra"
+	"github.com/evosteer/evosteer-go/internal/textrules"
 )
 
 // Roles is the canonical role order of the action descriptors' role one-hot.
@@ -45,7 +46,7 @@ func newFacts(rt *orchestra.Runtime) *facts {
 			newestIdx, f.newest = idx, n.ID
 		}
 		if n.StatesAnswer() {
-			a := orchestra.NormalizedAnswer(n.Output)
+			a := textrules.NormalizedAnswer(n.Output)
 			if a == "" {
 				// An empty key (an empty code block or \boxed{}) agrees with nothing, as in
 				// feature 17's answer agreement: it forms a group of its own.

@@ -10,12 +10,12 @@ import (
 	"testing"
 
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/learner"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/sim"
 	"github.com/evosteer/evosteer-go/internal/skills"
 	"github.com/evosteer/evosteer-go/internal/tasks"
 	"github.com/evosteer/evosteer-go/schema"
-	"github.com/evosteer/evosteer-go/stages/update"
 )
 
 // Untrained writes the untrained learner as step's checkpoint and, from step 1, an empty skill
@@ -23,7 +23,7 @@ import (
 func Untrained(t testing.TB, r *rundir.Run, step int) {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := r.RunStage(ctx, step, update.Initial(r), false); err != nil {
+	if _, err := r.RunStage(ctx, step, learner.Initial(r), false); err != nil {
 		t.Fatal(err)
 	}
 	if step == 0 {

@@ -196,7 +196,7 @@
 // +0.16 on average. The interactive families are harder than the starting values first planned
 // (requirement 6 + round(6d) instead of 3 + round(6d), step base logit 0.0 instead of 0.4):
 // with 50 steps per episode and the gated STOP, the starting values let the reference prior
-// solve 0.74 of alfworld, above the 35-60% target; now it solves 0.42 (stages/rollout's
+// solve 0.74 of alfworld, above the 35-60% target; now it solves 0.42 (internal/episode's
 // calibration). Agreement of two independent solvers correlates
 // with correctness (r 0.28 for MC, 0.4-0.5 otherwise); verifier flags correlate with a wrong
 // input (r 0.54-0.61; measured recall 0.70, false alarms 0.14); researchers' search-supported

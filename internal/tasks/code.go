@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/evosteer/evosteer-go/internal/executor/sandbox"
+	"github.com/evosteer/evosteer-go/internal/sandbox"
 )
 
 // MBPP+ pass@1 (METHOD.md §6.2; the release's curve_benchmarks._code_score): the program is

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/evosteer/evosteer-go/internal/executor/sandbox"
+	"github.com/evosteer/evosteer-go/internal/sandbox"
 )
 
 // Grader versions. A score records the grader that produced it, so scores of different

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/evosteer/evosteer-go/internal/executor/sandbox"
+	"github.com/evosteer/evosteer-go/internal/sandbox"
 )
 
 // The expected values of the extraction tables were computed with the reference's Python

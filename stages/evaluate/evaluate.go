@@ -12,6 +12,7 @@ import (
 
 	"github.com/evosteer/evosteer-go/gpu"
 	"github.com/evosteer/evosteer-go/internal/atomicfile"
+	"github.com/evosteer/evosteer-go/internal/episode"
 	"github.com/evosteer/evosteer-go/internal/executor"
 	"github.com/evosteer/evosteer-go/internal/learner"
 	"github.com/evosteer/evosteer-go/internal/paradigms"
@@ -21,7 +22,6 @@ import (
 	"github.com/evosteer/evosteer-go/internal/skills"
 	"github.com/evosteer/evosteer-go/internal/tasks"
 	"github.com/evosteer/evosteer-go/schema"
-	"github.com/evosteer/evosteer-go/stages/rollout"
 )
 
 // Folder is the run's evaluation folder; ResultsFile and TableFile its files.
@@ -52,32 +52,6 @@ type Options struct {
 	Progress func(done, total int)
 }
 
-// LatestStep is the last step whose update checkpoint exists (0 when none).
-func LatestStep(r *rundir.Run) int {
-	k := 0
-	for {
-		if _, err := os.Stat(learner.Path(r, k+1)); err != nil {
-			return k
-		}
-		k++
-	}
-}
-
-// Frozen is what a step leaves to be played with: the learner of step (θ with its published
-// value head; step 0's is the untrained learner, π_θ = ρ) and the skill library after step (the
-// one the rollout of step+1 freezes; its Menu(task type) is a task's menu).
-func Frozen(r *rundir.Run, step int) (*gpu.Learner, *skills.Library, error) {
-	l, err := learner.Load(r, step)
-	if err != nil {
-		return nil, nil, err
-	}
-	lib, err := skills.LoadLibrary(r, step+1)
-	if err != nil {
-		return nil, nil, err
-	}
-	return l, lib, nil
-}
-
 // Run evaluates the run's policies on its test split and writes eval/.
 func Run(ctx context.Context, r *rundir.Run, o Options) ([]schema.EvalRow, error) {
 	cfg := r.Config
@@ -91,7 +65,7 @@ func Run(ctx context.Context, r *rundir.Run, o Options) ([]schema.EvalRow, error
 	if err != nil {
 		return nil, err
 	}
-	theta, lib, err := Frozen(r, o.Step)
+	theta, lib, err := learner.Frozen(r, o.Step)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +73,7 @@ func Run(ctx context.Context, r *rundir.Run, o Options) ([]schema.EvalRow, error
 	if err != nil {
 		return nil, err
 	}
-	exec, err := rollout.NewExecutor(cfg)
+	exec, err := episode.NewExecutor(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +112,7 @@ func Run(ctx context.Context, r *rundir.Run, o Options) ([]schema.EvalRow, error
 	for run := range o.Runs {
 		runSeed := seed.Derive(cfg.Seed, "eval", strconv.Itoa(run))
 		for _, p := range policies {
-			played, err := rollout.Play(ctx, cfg, exec, p.learner, eng, jobs(test, lib, run, runSeed, p.name, p.script), nil)
+			played, err := episode.Play(ctx, cfg, exec, p.learner, eng, jobs(test, lib, run, runSeed, p.name, p.script), nil)
 			if err != nil {
 				return nil, fmt.Errorf("evaluate %s run %d: %w", p.name, run, err)
 			}
@@ -162,10 +136,10 @@ func Run(ctx context.Context, r *rundir.Run, o Options) ([]schema.EvalRow, error
 // jobs are one policy's episodes of one evaluation run: every test task, seeded by the run and
 // the task (shared by the policies), with the frozen menu of the task's type — an OOD benchmark
 // plays with the skills of the IID task type it maps to (paper Table 5 and appendix D).
-func jobs(test []tasks.Task, lib *skills.Library, run int, runSeed uint64, name string, script policy.Policy) []rollout.Job {
-	out := make([]rollout.Job, len(test))
+func jobs(test []tasks.Task, lib *skills.Library, run int, runSeed uint64, name string, script policy.Policy) []episode.Job {
+	out := make([]episode.Job, len(test))
 	for i, t := range test {
-		out[i] = rollout.Job{Task: t, ID: fmt.Sprintf("eval/%d/%s/%s", run, name, t.ID), Source: name,
+		out[i] = episode.Job{Task: t, ID: fmt.Sprintf("eval/%d/%s/%s", run, name, t.ID), Source: name,
 			Seed: seed.Derive(runSeed, t.ID), Theta: true, Script: script, Menu: lib.Menu(t.TaskType)}
 	}
 	return out
@@ -182,7 +156,7 @@ func search(ctx context.Context, r *rundir.Run, exec executor.Executor, perFamil
 }
 
 // summarize is one policy's run: per benchmark, the mean score and tokens per task.
-func summarize(iid []string, name string, run int, runSeed uint64, version int64, played []rollout.Played) []schema.EvalRow {
+func summarize(iid []string, name string, run int, runSeed uint64, version int64, played []episode.Played) []schema.EvalRow {
 	type acc struct{ n, score, tokens float64 }
 	by := map[string]*acc{}
 	for _, p := range played {

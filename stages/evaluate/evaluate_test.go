@@ -9,12 +9,13 @@ import (
 	"testing"
 
 	"github.com/evosteer/evosteer-go/internal/config"
-	"github.com/evosteer/evosteer-go/internal/pipeline"
+	"github.com/evosteer/evosteer-go/internal/learner"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/runtest"
 	"github.com/evosteer/evosteer-go/internal/sim"
 	"github.com/evosteer/evosteer-go/internal/skills"
 	"github.com/evosteer/evosteer-go/internal/tasks"
+	"github.com/evosteer/evosteer-go/pipeline"
 	"github.com/evosteer/evosteer-go/schema"
 )
 
@@ -84,8 +85,8 @@ func TestRunWritesResults(t *testing.T) {
 	if err := pipeline.Train(context.Background(), r, 1, false, nil); err != nil {
 		t.Fatal(err)
 	}
-	if LatestStep(r) != 1 {
-		t.Fatalf("latest step %d", LatestStep(r))
+	if learner.LatestStep(r) != 1 {
+		t.Fatalf("latest step %d", learner.LatestStep(r))
 	}
 	rows, err := Run(context.Background(), r, Options{Step: 1, Runs: 2, Paradigms: []string{"single_agent"}})
 	if err != nil {

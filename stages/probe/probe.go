@@ -16,23 +16,20 @@ import (
 	"github.com/evosteer/evosteer-go/gpu"
 	"github.com/evosteer/evosteer-go/internal/atomicfile"
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/episode"
 	"github.com/evosteer/evosteer-go/internal/executor"
 	"github.com/evosteer/evosteer-go/internal/learner"
 	"github.com/evosteer/evosteer-go/internal/orchestra"
+	"github.com/evosteer/evosteer-go/internal/probetable"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/seed"
 	"github.com/evosteer/evosteer-go/internal/skills"
 	"github.com/evosteer/evosteer-go/internal/tasks"
 	"github.com/evosteer/evosteer-go/schema"
-	"github.com/evosteer/evosteer-go/stages/evaluate"
-	"github.com/evosteer/evosteer-go/stages/rescore"
-	"github.com/evosteer/evosteer-go/stages/rollout"
 )
 
-// Folder is the probe's folder in the run; a step's outputs are in Folder/step-NNNNNN/.
+// The summary files beside the step's table (probetable.StepDir).
 const (
-	Folder      = "probe"
-	TableFile   = "probe.arrow"
 	SummaryJSON = "summary.json"
 	SummaryMD   = "summary.md"
 )
@@ -70,12 +67,7 @@ type Progress struct {
 type Result struct {
 	Dir     string // the step's probe folder
 	Rows    []schema.ProbeRow
-	Summary Summary
-}
-
-// StepDir is the probe folder of a step.
-func StepDir(r *rundir.Run, step int) string {
-	return filepath.Join(r.Dir, Folder, filepath.Base(r.StepDir(step)))
+	Summary probetable.Summary
 }
 
 // Run probes the learner of o.Step and writes its folder.
@@ -92,7 +84,7 @@ func Run(ctx context.Context, r *rundir.Run, o Options) (*Result, error) {
 	if err := checkpointExists(r, o.Step); err != nil {
 		return nil, err
 	}
-	l, lib, err := evaluate.Frozen(r, o.Step)
+	l, lib, err := learner.Frozen(r, o.Step)
 	if err != nil {
 		return nil, fmt.Errorf("probe: %w", err)
 	}
@@ -104,7 +96,7 @@ func Run(ctx context.Context, r *rundir.Run, o Options) (*Result, error) {
 	if len(picked) == 0 {
 		return nil, fmt.Errorf("probe: the training split (%s) has no task of the IID families %s", r.Rel(r.TasksPath("train")), strings.Join(cfg.Families, ", "))
 	}
-	exec, err := rollout.NewExecutor(cfg)
+	exec, err := episode.NewExecutor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("probe: %w", err)
 	}
@@ -134,7 +126,7 @@ func Run(ctx context.Context, r *rundir.Run, o Options) (*Result, error) {
 	for lo := 0; lo < len(firsts); lo += chunkTasks {
 		chunk := firsts[lo:min(lo+chunkTasks, len(firsts))]
 		jobs := forcedJobs(cfg.Seed, o.Step, chunk, o.Continuations)
-		eps, err := rollout.Play(ctx, untempered(cfg), exec, l, eng, jobs, nil)
+		eps, err := episode.Play(ctx, untempered(cfg), exec, l, eng, jobs, nil)
 		if err != nil {
 			return nil, fmt.Errorf("probe: %w", err)
 		}
@@ -160,7 +152,7 @@ func Run(ctx context.Context, r *rundir.Run, o Options) (*Result, error) {
 		played += len(jobs)
 		report(Progress{Tasks: lo + len(chunk), TotalTasks: len(picked), Episodes: played, TotalEpisodes: total})
 	}
-	sum, err := Summarize(o.Step, rows)
+	sum, err := probetable.Summarize(o.Step, rows)
 	if err != nil {
 		return nil, fmt.Errorf("probe: %w", err)
 	}
@@ -168,7 +160,7 @@ func Run(ctx context.Context, r *rundir.Run, o Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("probe: %w", err)
 	}
-	dir := StepDir(r, o.Step)
+	dir := probetable.StepDir(r, o.Step)
 	if err := write(r, dir, lin, rows, sum); err != nil {
 		return nil, fmt.Errorf("probe: write %s: %w", r.Rel(dir), err)
 	}
@@ -188,7 +180,7 @@ func checkpointExists(r *rundir.Run, step int) error {
 		return fmt.Errorf("probe: run %s has no untrained learner (%s); it is written by `evosteer init --run %s`", r.Dir, r.Rel(path), r.Dir)
 	default:
 		return fmt.Errorf("probe: step %d has no learner checkpoint (%s; the last trained step is %d); train through step %d first: `evosteer train --run %s --steps %d`",
-			step, r.Rel(path), evaluate.LatestStep(r), step, r.Dir, step)
+			step, r.Rel(path), learner.LatestStep(r), step, r.Dir, step)
 	}
 }
 
@@ -266,12 +258,12 @@ func untempered(c *config.Config) *config.Config {
 // the step's network, from the stored inputs, as rollout and rescore do.
 func firstDecisions(ctx context.Context, r *rundir.Run, step int, exec executor.Executor, l *gpu.Learner, eng *gpu.Engine, lib *skills.Library, picked []tasks.Task) ([]*first, error) {
 	cfg := r.Config
-	jobs := make([]rollout.Job, len(picked))
+	jobs := make([]episode.Job, len(picked))
 	for i, t := range picked {
-		jobs[i] = rollout.Job{Task: t, ID: fmt.Sprintf("probe/%d/%s/first", step, t.ID), Source: Source,
+		jobs[i] = episode.Job{Task: t, ID: fmt.Sprintf("probe/%d/%s/first", step, t.ID), Source: Source,
 			Seed: ContinuationSeed(cfg.Seed, t.ID, 0), Menu: lib.Menu(t.TaskType)}
 	}
-	eps, err := rollout.Play(ctx, untempered(cfg), exec, l, eng, jobs, nil)
+	eps, err := episode.Play(ctx, untempered(cfg), exec, l, eng, jobs, nil)
 	if err != nil {
 		return nil, fmt.Errorf("probe: first decisions: %w", err)
 	}
@@ -303,11 +295,11 @@ func firstDecisions(ctx context.Context, r *rundir.Run, step int, exec executor.
 	for i, f := range out {
 		f.logRho, f.logTheta = s.Rho[i], s.Theta[i]
 		// The episode sampled its first action from ρ: its behaviour log-probability is the
-		// score of the same inputs (see rescore.MaxBehaviorMismatch).
+		// score of the same inputs (see learner.MaxBehaviorMismatch).
 		d := eps[i].Decisions[0]
 		if len(d.LegalActions) > 1 {
 			got, want := float64(f.logRho[d.Chosen]), d.LogpBehavior
-			if math.Abs(got-want)/math.Max(1, math.Abs(want)) > rescore.MaxBehaviorMismatch {
+			if math.Abs(got-want)/math.Max(1, math.Abs(want)) > learner.MaxBehaviorMismatch {
 				return nil, fmt.Errorf("probe: task %s: the network scores the first decision's action %d at log π_ρ %g, the episode sampled it at %g", f.task.ID, d.Chosen, got, want)
 			}
 		}
@@ -319,12 +311,12 @@ func firstDecisions(ctx context.Context, r *rundir.Run, step int, exec executor.
 // each continuation i, an episode forced to take a first and continued by ρ, with the seed of
 // continuation i. The forced action stands for a sampled one, so it is charged like one (and
 // the episode starts from the scored state). Jobs are in (task, action, continuation) order.
-func forcedJobs(runSeed uint64, step int, fs []*first, continuations int) []rollout.Job {
-	var jobs []rollout.Job
+func forcedJobs(runSeed uint64, step int, fs []*first, continuations int) []episode.Job {
+	var jobs []episode.Job
 	for _, f := range fs {
 		for a := range f.actions {
 			for i := range continuations {
-				jobs = append(jobs, rollout.Job{Task: f.task, ID: fmt.Sprintf("probe/%d/%s/%d/%d", step, f.task.ID, a, i), Source: Source,
+				jobs = append(jobs, episode.Job{Task: f.task, ID: fmt.Sprintf("probe/%d/%s/%d/%d", step, f.task.ID, a, i), Source: Source,
 					Seed: ContinuationSeed(runSeed, f.task.ID, i), Menu: f.menu, First: &f.actions[a], ChargeFirst: true})
 			}
 		}
@@ -334,7 +326,7 @@ func forcedJobs(runSeed uint64, step int, fs []*first, continuations int) []roll
 
 // check makes sure a forced episode started from the first decision that was scored: the same
 // legal actions and network inputs, and the forced action taken.
-func (f *first) check(p rollout.Played, a int) error {
+func (f *first) check(p episode.Played, a int) error {
 	if len(p.Decisions) == 0 {
 		return fmt.Errorf("episode %s: no first decision: %s", p.Episode.EpisodeID, noDecision(p))
 	}
@@ -351,7 +343,7 @@ func (f *first) check(p rollout.Played, a int) error {
 }
 
 // noDecision is why an episode took no decision: its unhealthy reason when it has one.
-func noDecision(p rollout.Played) string {
+func noDecision(p episode.Played) string {
 	if p.Episode.UnhealthyReason != nil {
 		return *p.Episode.UnhealthyReason
 	}
@@ -409,12 +401,12 @@ func lineage(r *rundir.Run, step int) (schema.Lineage, error) {
 		}
 		inputs[r.Rel(p)] = sum
 	}
-	return schema.Lineage{Run: r.Name, Step: step, Stage: Folder, ConfigSHA256: r.Config.SHA256(), Inputs: inputs}, nil
+	return schema.Lineage{Run: r.Name, Step: step, Stage: probetable.Folder, ConfigSHA256: r.Config.SHA256(), Inputs: inputs}, nil
 }
 
 // write puts the step's folder in place at once: the table, summary.json and summary.md go into
 // a hidden temporary folder under probe/, which then replaces the step's folder whole.
-func write(r *rundir.Run, dir string, lin schema.Lineage, rows []schema.ProbeRow, sum Summary) error {
+func write(r *rundir.Run, dir string, lin schema.Lineage, rows []schema.ProbeRow, sum probetable.Summary) error {
 	parent := filepath.Dir(dir)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return err
@@ -427,7 +419,7 @@ func write(r *rundir.Run, dir string, lin schema.Lineage, rows []schema.ProbeRow
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return err
 	}
-	if err := schema.WriteRows(schema.Probe, filepath.Join(tmp, TableFile), lin, rows); err != nil {
+	if err := schema.WriteRows(schema.Probe, filepath.Join(tmp, probetable.TableFile), lin, rows); err != nil {
 		return err
 	}
 	js, err := json.MarshalIndent(sum, "", "  ")
@@ -441,36 +433,4 @@ func write(r *rundir.Run, dir string, lin schema.Lineage, rows []schema.ProbeRow
 		return err
 	}
 	return atomicfile.ReplaceDir(tmp, dir)
-}
-
-// Read reads a probed step's table (fs.ErrNotExist when the step was not probed).
-func Read(r *rundir.Run, step int) ([]schema.ProbeRow, error) {
-	return schema.ReadFile[schema.ProbeRow](schema.Probe, filepath.Join(StepDir(r, step), TableFile))
-}
-
-// Steps lists the probed steps of a run (those with a table), increasing.
-func Steps(r *rundir.Run) ([]int, error) {
-	entries, err := os.ReadDir(filepath.Join(r.Dir, Folder))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var steps []int
-	for _, e := range entries {
-		name, ok := strings.CutPrefix(e.Name(), "step-")
-		if !e.IsDir() || !ok || len(name) != 6 {
-			continue
-		}
-		k, err := strconv.Atoi(name)
-		if err != nil || k < 0 {
-			continue
-		}
-		if _, err := os.Stat(filepath.Join(r.Dir, Folder, e.Name(), TableFile)); err == nil {
-			steps = append(steps, k)
-		}
-	}
-	slices.Sort(steps)
-	return steps, nil
 }

@@ -16,12 +16,20 @@ import (
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/skills"
 	"github.com/evosteer/evosteer-go/schema"
-	"github.com/evosteer/evosteer-go/stages/aggregate"
-	"github.com/evosteer/evosteer-go/stages/update"
 )
 
 // EvalFile is where `evosteer eval` writes its results, relative to the run folder.
 const EvalFile = "eval/results.arrow"
+
+// The stage outputs a step's section reads: stage folders and files as the stages name them
+// (a stage does not import another; the report's tests write them with the stages' own names).
+const (
+	rolloutStage   = "rollout"
+	aggregateStage = "aggregate"
+	anchorsFile    = "anchors.arrow"
+	updateStage    = "update"
+	metricsFile    = "update_metrics.arrow"
+)
 
 // data is what the report reads from a run folder.
 type data struct {
@@ -61,7 +69,7 @@ func load(r *rundir.Run) (*data, error) {
 		if step < 1 {
 			continue
 		}
-		eps, err := rundir.Shards(r.StageDir(step, aggregate.RolloutStage), "episodes")
+		eps, err := rundir.Shards(r.StageDir(step, rolloutStage), "episodes")
 		if err != nil {
 			return nil, fmt.Errorf("report: %w", err)
 		}
@@ -97,7 +105,7 @@ func (d *data) loadStep(r *rundir.Run, step int, episodePaths []string) error {
 	for _, e := range eps {
 		d.episodes = append(d.episodes, StepEpisode{step, e})
 	}
-	decs, err := rundir.Shards(r.StageDir(step, aggregate.RolloutStage), "decisions")
+	decs, err := rundir.Shards(r.StageDir(step, rolloutStage), "decisions")
 	if err != nil {
 		return err
 	}
@@ -106,14 +114,14 @@ func (d *data) loadStep(r *rundir.Run, step int, episodePaths []string) error {
 			return err
 		}
 	}
-	anchors, err := readIfPresent[schema.AnchorRow](schema.Anchors, filepath.Join(r.StageDir(step, aggregate.Name), aggregate.AnchorsFile))
+	anchors, err := readIfPresent[schema.AnchorRow](schema.Anchors, filepath.Join(r.StageDir(step, aggregateStage), anchorsFile))
 	if err != nil {
 		return err
 	}
 	for _, a := range anchors {
 		d.anchors = append(d.anchors, StepAnchor{step, a})
 	}
-	metrics, err := readIfPresent[schema.UpdateMetricsRow](schema.UpdateMetrics, filepath.Join(r.StageDir(step, update.Name), update.MetricsFile))
+	metrics, err := readIfPresent[schema.UpdateMetricsRow](schema.UpdateMetrics, filepath.Join(r.StageDir(step, updateStage), metricsFile))
 	if err != nil {
 		return err
 	}

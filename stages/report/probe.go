@@ -4,31 +4,31 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/evosteer/evosteer-go/internal/probetable"
 	"github.com/evosteer/evosteer-go/internal/rundir"
-	"github.com/evosteer/evosteer-go/stages/probe"
 )
 
 // IDProbe is the probe section's ID; the section is there only when the run was probed.
 const IDProbe = "probe"
 
 // probeSection shows every probed step (probe/step-NNNNNN/probe.arrow, summarised by
-// probe.Summarize): the overall row of each step and, for the last, a row per family; the
+// probetable.Summarize): the overall row of each step and, for the last, a row per family; the
 // caption gives the last step's verdict and family × role interaction.
 func probeSection(r *rundir.Run, steps []int) (f Figure, err error) {
 	f = Figure{ID: IDProbe, Title: "Probe: θ against its target π* at the first decision"}
 	f.Table = &Table{Header: []string{"step", "family", "tasks", "reward ρ", "gain θ", "gain π*", "best action", "slope",
 		"corrected", "noise", "TV(θ,π*)", "TV(ρ,π*)", "coverage", "KL(π*‖θ)", "KL(π*‖ρ)"}, Labels: 2}
-	var last probe.Summary
+	var last probetable.Summary
 	for i, step := range steps {
-		rows, err := probe.Read(r, step)
+		rows, err := probetable.Read(r, step)
 		if err != nil {
 			return f, err
 		}
-		s, err := probe.Summarize(step, rows)
+		s, err := probetable.Summarize(step, rows)
 		if err != nil {
-			return f, fmt.Errorf("%s: %w", r.Rel(probe.StepDir(r, step)), err)
+			return f, fmt.Errorf("%s: %w", r.Rel(probetable.StepDir(r, step)), err)
 		}
-		groups := []probe.Group{s.Overall}
+		groups := []probetable.Group{s.Overall}
 		if i == len(steps)-1 {
 			groups = append(s.Families, s.Overall)
 			last = s
@@ -55,7 +55,7 @@ func probeSection(r *rundir.Run, steps []int) (f Figure, err error) {
 }
 
 // probeNum formats a summary number ("—" when undefined), never as negative zero.
-func probeNum(x probe.Num, format string) string {
+func probeNum(x probetable.Num, format string) string {
 	v := float64(x)
 	if v != v {
 		return "—"

@@ -7,9 +7,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/evosteer/evosteer-go/internal/probetable"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/skills"
-	"github.com/evosteer/evosteer-go/stages/probe"
 )
 
 // Report is everything the report shows, rendered to HTML and Markdown by Write.
@@ -94,7 +94,7 @@ func Build(r *rundir.Run) (*Report, error) {
 		}
 		rep.Sections = append(rep.Sections, f)
 	}
-	probed, err := probe.Steps(r)
+	probed, err := probetable.Steps(r)
 	if err != nil {
 		return nil, fmt.Errorf("report: %s: %w", IDProbe, err)
 	}

@@ -12,11 +12,11 @@ import (
 	"testing"
 
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/probetable"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/skills"
 	"github.com/evosteer/evosteer-go/schema"
 	"github.com/evosteer/evosteer-go/stages/aggregate"
-	"github.com/evosteer/evosteer-go/stages/probe"
 	"github.com/evosteer/evosteer-go/stages/update"
 )
 
@@ -272,7 +272,7 @@ func TestProbeSection(t *testing.T) {
 		return out
 	}
 	for step, lt := range map[int]func(lr, lp float64) float64{1: func(lr, _ float64) float64 { return lr }, 3: func(_, lp float64) float64 { return lp }} {
-		write(t, schema.WriteRows(schema.Probe, filepath.Join(probe.StepDir(r, step), probe.TableFile), schema.Lineage{Run: r.Name, Step: step, Stage: probe.Folder}, rows(lt)))
+		write(t, schema.WriteRows(schema.Probe, filepath.Join(probetable.StepDir(r, step), probetable.TableFile), schema.Lineage{Run: r.Name, Step: step, Stage: probetable.Folder}, rows(lt)))
 	}
 	rep, err := Build(r)
 	if err != nil {

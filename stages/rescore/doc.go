@@ -8,7 +8,7 @@
 //
 // Since the rollout sampled current episodes from that same θ and reference episodes from ρ,
 // the rescored log-probabilities must reproduce the stored behaviour log-probabilities; the
-// stage checks this (MaxBehaviorMismatch) and fails loudly when a checkpoint and a rollout do
+// stage checks this (learner.MaxBehaviorMismatch) and fails loudly when a checkpoint and a rollout do
 // not belong together.
 //
 // It must not change the learner or read anything but the step's decisions, episodes and the

@@ -23,12 +23,6 @@ const (
 	chunk = 4096
 )
 
-// MaxBehaviorMismatch bounds |rescored − behaviour| / max(1, |behaviour|) for the log-probability
-// of a sampled decision: the same float32 network on the same inputs. On simplego every row's
-// scores are independent of its batch (gpu's backend configuration), so the two agree exactly;
-// the bound leaves room for backends (XLA) whose kernels depend on the batch shape.
-const MaxBehaviorMismatch = 1e-5
-
 // Summary is what a rescore found.
 type Summary struct {
 	Decisions, Episodes int
@@ -152,9 +146,9 @@ func Run(ctx context.Context, sc *rundir.StageContext, decisionFiles, episodeFil
 		sum.MeanAbsDeltaL = absSum / float64(branch)
 	}
 	for src, m := range sum.MaxMismatch {
-		if m > MaxBehaviorMismatch {
+		if m > learner.MaxBehaviorMismatch {
 			return nil, fmt.Errorf("rescore: %s decisions: rescored log-probabilities differ from the behaviour log-probabilities by up to %.3g relative (> %g): the rollout of step %d was not sampled from the checkpoint of step %d; rerun the rollout",
-				src, m, MaxBehaviorMismatch, sc.Step, sc.Step-1)
+				src, m, learner.MaxBehaviorMismatch, sc.Step, sc.Step-1)
 		}
 	}
 	rec, err := schema.Build(schema.Scores, scores)

@@ -2,22 +2,18 @@ package rollout
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/evosteer/evosteer-go/gpu"
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/episode"
 	"github.com/evosteer/evosteer-go/internal/executor"
-	"github.com/evosteer/evosteer-go/internal/executor/openai"
 	"github.com/evosteer/evosteer-go/internal/learner"
 	"github.com/evosteer/evosteer-go/internal/orchestra"
-	"github.com/evosteer/evosteer-go/internal/policy"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/seed"
 	"github.com/evosteer/evosteer-go/internal/sim"
@@ -53,13 +49,10 @@ func (s Shard) suffix() string {
 	return fmt.Sprintf("-%d-of-%d", s.Index, s.Count)
 }
 
-// Progress is told, after every finished episode, how many of the total are done.
-type Progress func(done, total int)
-
 // Stage returns the rollout stage of one step. It reads the training tasks, the learner of the
 // previous step (step 0's is written by init) and the skill library the previous step's author
 // wrote (none at step 1).
-func Stage(r *rundir.Run, step int, shard Shard, progress Progress) rundir.Stage {
+func Stage(r *rundir.Run, step int, shard Shard, progress episode.Progress) rundir.Stage {
 	st := rundir.Stage{Name: Name, Inputs: []string{r.Rel(r.TasksPath("train")), r.Rel(learner.Path(r, step-1))}}
 	if p := skills.LibraryPath(r, step); p != "" {
 		st.Inputs = append(st.Inputs, r.Rel(p))
@@ -73,19 +66,7 @@ func Stage(r *rundir.Run, step int, shard Shard, progress Progress) rundir.Stage
 	return st
 }
 
-// NewExecutor opens the configured executor backend.
-func NewExecutor(cfg *config.Config) (executor.Executor, error) {
-	switch cfg.Executor.Backend {
-	case "sim":
-		return sim.New(cfg.Sim, cfg.Seed), nil
-	case "openai":
-		return openai.FromConfig(cfg)
-	default:
-		return nil, fmt.Errorf("executor backend %q is not available in this build (use sim)", cfg.Executor.Backend)
-	}
-}
-
-func run(ctx context.Context, sc *rundir.StageContext, shard Shard, progress Progress) error {
+func run(ctx context.Context, sc *rundir.StageContext, shard Shard, progress episode.Progress) error {
 	cfg := sc.Run.Config
 	train, err := tasks.ReadFile(sc.Run.TasksPath("train"))
 	if err != nil {
@@ -98,7 +79,7 @@ func run(ctx context.Context, sc *rundir.StageContext, shard Shard, progress Pro
 		}
 		seen[t.ID] = true
 	}
-	exec, err := NewExecutor(cfg)
+	exec, err := episode.NewExecutor(cfg)
 	if err != nil {
 		return err
 	}
@@ -116,8 +97,7 @@ func run(ctx context.Context, sc *rundir.StageContext, shard Shard, progress Pro
 	}
 	defer eng.Close()
 	jobs, picked := plan(cfg, sc.Step, train, shard, lib)
-	e := newEnv(cfg, exec, l, eng, jobs)
-	eps, err := runAll(ctx, e, jobs, workers(cfg), progress)
+	eps, err := episode.Play(ctx, cfg, exec, l, eng, jobs, progress)
 	if err != nil {
 		return err
 	}
@@ -127,22 +107,6 @@ func run(ctx context.Context, sc *rundir.StageContext, shard Shard, progress Pro
 	return writeOutputs(sc, sc.Lineage(), shard, eps, exec, picked)
 }
 
-// newEnv is the environment of a step's episodes: the executor, the run's orchestration options
-// and ablations, and the learner's network for the network jobs.
-func newEnv(cfg *config.Config, exec executor.Executor, l *gpu.Learner, eng *gpu.Engine, jobs []job) *env {
-	network := 0
-	for _, j := range jobs {
-		if j.script == nil {
-			network++
-		}
-	}
-	return &env{exec: exec, families: cfg.Families, prior: policy.NewPrior(cfg.Prior),
-		options: orchestra.Options{Budget: cfg.Budget, Interleaved: !cfg.Ablated("interleaved-execution"),
-			Repair: !cfg.Ablated("learnable-repair")},
-		waves: newWaves(l, eng, network), useValue: !cfg.Ablated("value-head"), zeroFeatures: cfg.Ablated("execution-features"),
-		policyVersion: l.PolicyVersion, valueVersion: l.ValueVersion, temperature: cfg.Policy.Temperature}
-}
-
 // plan builds the step's episode jobs for every scheduled task of the shard: the current (π_θ)
 // and natural-reference (π_ρ) rollouts, each seeded by its episode id and shown the menu of the
 // task's type; and, for every skill the library tests in that type (skills.Library.Tested),
@@ -150,7 +114,7 @@ func newEnv(cfg *config.Config, exec executor.Executor, l *gpu.Learner, eng *gpu
 // ADD_AGENT(n0, solver, σ) on the full menu and a control arm forced to ADD_AGENT(n0, solver)
 // with σ removed from its menu for the whole episode, both continued by ρ and sharing the
 // pair's seed.
-func plan(cfg *config.Config, step int, train []tasks.Task, shard Shard, lib *skills.Library) ([]job, []tasks.Task) {
+func plan(cfg *config.Config, step int, train []tasks.Task, shard Shard, lib *skills.Library) ([]episode.Job, []tasks.Task) {
 	byID := make(map[string]tasks.Task, len(train))
 	byFamily := map[string][]string{}
 	for _, t := range train {
@@ -158,12 +122,8 @@ func plan(cfg *config.Config, step int, train []tasks.Task, shard Shard, lib *sk
 		byFamily[t.Family] = append(byFamily[t.Family], t.ID)
 	}
 	ids := Schedule(cfg.Seed, step, cfg.Batch.Tasks, cfg.Families, byFamily)
-	var jobs []job
+	var jobs []episode.Job
 	var picked []tasks.Task
-	add := func(j job) {
-		j.order = len(jobs)
-		jobs = append(jobs, j)
-	}
 	for i, id := range ids {
 		if shard.Count > 1 && i%shard.Count != shard.Index-1 {
 			continue
@@ -177,14 +137,14 @@ func plan(cfg *config.Config, step int, train []tasks.Task, shard Shard, lib *sk
 		}{{"current", cfg.Batch.CurrentRollouts}, {"natural_reference", cfg.Batch.ReferenceRollouts}} {
 			for k := 0; k < src.n; k++ {
 				eid := fmt.Sprintf("%d/%s/%s/%d", step, id, src.name, k)
-				add(job{task: t, source: src.name, index: k, id: eid, seed: seed.Derive(cfg.Seed, eid),
-					theta: src.name == "current", menu: menu})
+				jobs = append(jobs, episode.Job{Task: t, Source: src.name, ID: eid, Seed: seed.Derive(cfg.Seed, eid),
+					Theta: src.name == "current", Menu: menu})
 			}
 		}
 		for k, s := range lib.Tested(t.TaskType, step) {
 			comp, _ := lib.Comparison(s.ID, step)
 			pid := skills.PairID(step, id, comp)
-			info := &pairInfo{pairID: pid, comparisonID: comp, skillID: s.ID}
+			info := &episode.Pair{PairID: pid, ComparisonID: comp, SkillID: s.ID}
 			for _, arm := range []struct {
 				source string
 				menu   skills.Menu
@@ -194,8 +154,8 @@ func plan(cfg *config.Config, step int, train []tasks.Task, shard Shard, lib *sk
 				{"paired_control", lib.Background(t.TaskType, s.ID), orchestra.Action{Kind: orchestra.KindAddAgent, NodeID: "n0", RoleID: pairedRole}},
 			} {
 				first := arm.first
-				add(job{task: t, source: arm.source, index: k, id: fmt.Sprintf("%d/%s/%s/%d", step, id, arm.source, k),
-					seed: seed.Derive(cfg.Seed, pid), menu: arm.menu, first: &first, pair: info})
+				jobs = append(jobs, episode.Job{Task: t, Source: arm.source, ID: fmt.Sprintf("%d/%s/%s/%d", step, id, arm.source, k),
+					Seed: seed.Derive(cfg.Seed, pid), Menu: arm.menu, First: &first, Pair: info})
 			}
 		}
 	}
@@ -205,54 +165,14 @@ func plan(cfg *config.Config, step int, train []tasks.Task, shard Shard, lib *sk
 // pairedRole is the forced first role of paired arms: roles[0] of the reference configuration.
 const pairedRole = "solver"
 
-func workers(cfg *config.Config) int {
-	if cfg.Rollout.Workers > 0 {
-		return cfg.Rollout.Workers
-	}
-	return 4 * runtime.NumCPU()
-}
-
-// runAll plays every job, all in flight at once (network episodes advance in lockstep waves,
-// which needs every one of them running), with at most n doing CPU work at a time. Results keep
-// the jobs' order, so the output does not depend on scheduling.
-func runAll(ctx context.Context, e *env, jobs []job, n int, progress Progress) ([]*episode, error) {
-	e.slots = make(chan struct{}, max(1, n))
-	out := make([]*episode, len(jobs))
-	errs := make([]error, len(jobs))
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	done := 0
-	for i := range jobs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out[i], errs[i] = e.run(ctx, jobs[i])
-			mu.Lock()
-			done++
-			if progress != nil {
-				progress(done, len(jobs))
-			}
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
 // checkHealth fails the stage when too many episodes were unhealthy, naming the reasons.
-func checkHealth(eps []*episode, maxShare float64) error {
+func checkHealth(eps []episode.Played, maxShare float64) error {
 	reasons := map[string]int{}
 	bad := 0
 	for _, ep := range eps {
-		if !ep.row.Healthy {
+		if !ep.Episode.Healthy {
 			bad++
-			reasons[*ep.row.UnhealthyReason]++
+			reasons[*ep.Episode.UnhealthyReason]++
 		}
 	}
 	if len(eps) == 0 || float64(bad)/float64(len(eps)) <= maxShare {
@@ -272,14 +192,14 @@ func checkHealth(eps []*episode, maxShare float64) error {
 	return fmt.Errorf("%d of %d episodes unhealthy (more than rollout.max_unhealthy_share = %g); reasons:%s", bad, len(eps), maxShare, b.String())
 }
 
-func writeOutputs(sc *rundir.StageContext, lin schema.Lineage, shard Shard, eps []*episode, exec executor.Executor, picked []tasks.Task) error {
+func writeOutputs(sc *rundir.StageContext, lin schema.Lineage, shard Shard, eps []episode.Played, exec executor.Executor, picked []tasks.Task) error {
 	var episodes []schema.EpisodeRow
 	var decisions []schema.DecisionRow
 	var executions []schema.ExecutionRow
 	for _, ep := range eps {
-		episodes = append(episodes, ep.row)
-		decisions = append(decisions, ep.decisions...)
-		executions = append(executions, ep.executions...)
+		episodes = append(episodes, ep.Episode)
+		decisions = append(decisions, ep.Decisions...)
+		executions = append(executions, ep.Executions...)
 	}
 	sfx := shard.suffix()
 	if err := writeTable(sc.OutDir, "episodes"+sfx, schema.Episodes, lin, episodes); err != nil {

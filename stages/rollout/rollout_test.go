@@ -6,13 +6,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/evosteer/evosteer-go/gpu"
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/episode"
 	"github.com/evosteer/evosteer-go/internal/executor"
 	"github.com/evosteer/evosteer-go/internal/policy"
 	"github.com/evosteer/evosteer-go/internal/rundir"
@@ -71,22 +71,6 @@ func TestRolloutIsByteIdenticalAcrossRuns(t *testing.T) {
 	}
 }
 
-// Episodes must not depend on how the worker pool interleaves them.
-func TestEpisodesIndependentOfWorkerCount(t *testing.T) {
-	jobs, e := testBatch(t, func(c *config.Config) executor.Executor { return sim.New(c.Sim, c.Seed) })
-	one, err := runAll(context.Background(), e, jobs, 1, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	many, err := runAll(context.Background(), e, jobs, 8, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(one, many) {
-		t.Fatal("episodes differ between 1 and 8 workers")
-	}
-}
-
 func readEpisodes(t *testing.T, path string) []schema.EpisodeRow { return readEpisodesB(t, path) }
 
 func readEpisodesB(t testing.TB, path string) []schema.EpisodeRow {
@@ -98,11 +82,11 @@ func readEpisodesB(t testing.TB, path string) []schema.EpisodeRow {
 	return rows
 }
 
-// testBatch is a 12-task step of the simulated world with its episode jobs and environment (the
-// untrained learner).
-func testBatch(t testing.TB, exec func(*config.Config) executor.Executor) ([]job, *env) {
+// testBatch plays a 12-task step of the simulated world on exec with the untrained learner.
+func testBatch(t testing.TB, exec func(*config.Config) executor.Executor) []episode.Played {
 	cfg, _ := config.Default()
 	cfg.Batch.Tasks = 12
+	cfg.Rollout.Workers = 4
 	var train []tasks.Task
 	for _, f := range cfg.Families {
 		train = append(train, sim.Tasks(cfg.Sim, cfg.Seed, f, f, "train", 4)...)
@@ -118,7 +102,11 @@ func testBatch(t testing.TB, exec func(*config.Config) executor.Executor) ([]job
 	}
 	t.Cleanup(eng.Close)
 	l := gpu.NewLearner(gpu.OptionsFromConfig(cfg, policy.StateWidth(len(cfg.Families))), nil)
-	return jobs, newEnv(cfg, exec(cfg), l, eng, jobs)
+	eps, err := episode.Play(context.Background(), cfg, exec(cfg), l, eng, jobs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eps
 }
 
 func TestRolloutWritesTheBatch(t *testing.T) {
@@ -200,20 +188,16 @@ func (w brokenWorld) Begin(ctx context.Context, t tasks.Task, seed uint64) (exec
 }
 
 func TestUnhealthyEpisodesAreKeptWithTheirReason(t *testing.T) {
-	jobs, e := testBatch(t, func(c *config.Config) executor.Executor { return brokenWorld{sim.New(c.Sim, c.Seed), "medqa"} })
-	eps, err := runAll(context.Background(), e, jobs, 4, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	eps := testBatch(t, func(c *config.Config) executor.Executor { return brokenWorld{sim.New(c.Sim, c.Seed), "medqa"} })
 	bad := 0
 	for _, ep := range eps {
-		if ep.row.Family == "medqa" {
+		if ep.Episode.Family == "medqa" {
 			bad++
-			if ep.row.Healthy || ep.row.UnhealthyReason == nil || !strings.Contains(*ep.row.UnhealthyReason, "server unreachable") {
-				t.Errorf("medqa episode %s: healthy %v reason %v", ep.row.EpisodeID, ep.row.Healthy, ep.row.UnhealthyReason)
+			if ep.Episode.Healthy || ep.Episode.UnhealthyReason == nil || !strings.Contains(*ep.Episode.UnhealthyReason, "server unreachable") {
+				t.Errorf("medqa episode %s: healthy %v reason %v", ep.Episode.EpisodeID, ep.Episode.Healthy, ep.Episode.UnhealthyReason)
 			}
-		} else if !ep.row.Healthy {
-			t.Errorf("episode %s unhealthy: %s", ep.row.EpisodeID, *ep.row.UnhealthyReason)
+		} else if !ep.Episode.Healthy {
+			t.Errorf("episode %s unhealthy: %s", ep.Episode.EpisodeID, *ep.Episode.UnhealthyReason)
 		}
 	}
 	if bad == 0 {

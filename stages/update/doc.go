@@ -17,7 +17,8 @@
 //     (the paper's update compute per episode; wall time is only logged, being irreproducible);
 //   - checkpoint/learner.arrow  the updated learner, read by the next step.
 //
-// Initial writes step 0's checkpoint (the learner before any update) for `evosteer init`.
+// Step 0's checkpoint (the learner before any update) is written into this folder by
+// learner.Initial, for `evosteer init`.
 //
 // It must not roll anything out or read another step's outputs than the previous checkpoint and
 // the replay window's value data.

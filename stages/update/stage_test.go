@@ -11,10 +11,10 @@ import (
 
 	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/learner"
-	"github.com/evosteer/evosteer-go/internal/pipeline"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/sim"
 	"github.com/evosteer/evosteer-go/internal/tasks"
+	"github.com/evosteer/evosteer-go/pipeline"
 	"github.com/evosteer/evosteer-go/schema"
 	"github.com/evosteer/evosteer-go/stages/rollout"
 	"github.com/evosteer/evosteer-go/stages/update"
@@ -39,7 +39,7 @@ func newRun(t *testing.T, objective string) *rundir.Run {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.RunStage(context.Background(), 0, update.Initial(r), false); err != nil {
+	if _, err := r.RunStage(context.Background(), 0, learner.Initial(r), false); err != nil {
 		t.Fatal(err)
 	}
 	return r

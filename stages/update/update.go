@@ -15,6 +15,7 @@ import (
 	"github.com/evosteer/evosteer-go/internal/learner"
 	"github.com/evosteer/evosteer-go/internal/orchestra"
 	"github.com/evosteer/evosteer-go/internal/rundir"
+	"github.com/evosteer/evosteer-go/internal/textrules"
 	"github.com/evosteer/evosteer-go/schema"
 )
 
@@ -27,20 +28,6 @@ const (
 	CoefficientsFile = "coefficients.arrow"
 	MetricsFile      = "update_metrics.arrow"
 )
-
-// Initial returns the stage that writes the untrained learner (π_θ = ρ, b_ψ = 0, fresh heads)
-// as a checkpoint: `evosteer init` runs it for step 0; tests run it for a later step to roll out
-// the next one without training. It reads the training tasks (the free anchors of the
-// measured-flows ablation).
-func Initial(r *rundir.Run) rundir.Stage {
-	return rundir.Stage{Name: Name, Inputs: []string{r.Rel(r.TasksPath("train"))}, Run: func(_ context.Context, sc *rundir.StageContext) error {
-		l, err := learner.New(sc.Run)
-		if err != nil {
-			return err
-		}
-		return learner.Write(filepath.Join(sc.OutDir, learner.Rel()), sc.Lineage(), l)
-	}}
-}
 
 // files are the inputs of one step's update.
 type files struct {
@@ -232,7 +219,7 @@ func loadBatch(cfg *config.Config, f *files, step int64) (*batch, error) {
 				return nil, fmt.Errorf("update: %w", err)
 			}
 			tr.Steps = append(tr.Steps, gpu.Step{Row: row, Chosen: int(d.Chosen), Features: d.Features, Correction: c,
-				DeltaL: s.DeltaL, LogpTheta: s.LogpTheta, LogpBehavior: d.LogpBehavior, Tokens: int(orchestra.Tokens(d.ActionJSON))})
+				DeltaL: s.DeltaL, LogpTheta: s.LogpTheta, LogpBehavior: d.LogpBehavior, Tokens: int(textrules.Tokens(d.ActionJSON))})
 		}
 		index[ep.EpisodeID] = len(b.in.Trajectories)
 		b.in.Trajectories = append(b.in.Trajectories, tr)

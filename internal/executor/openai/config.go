@@ -4,8 +4,8 @@ import (
 	"time"
 
 	"github.com/evosteer/evosteer-go/internal/config"
-	"github.com/evosteer/evosteer-go/internal/executor/sandbox"
 	"github.com/evosteer/evosteer-go/internal/executor/search"
+	"github.com/evosteer/evosteer-go/internal/sandbox"
 )
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/evosteer/evosteer-go/internal/executor"
-	"github.com/evosteer/evosteer-go/internal/executor/sandbox"
 	"github.com/evosteer/evosteer-go/internal/executor/search"
-	"github.com/evosteer/evosteer-go/internal/orchestra"
+	"github.com/evosteer/evosteer-go/internal/sandbox"
 	"github.com/evosteer/evosteer-go/internal/seed"
 	"github.com/evosteer/evosteer-go/internal/tasks"
+	"github.com/evosteer/evosteer-go/internal/textrules"
 )
 
 // Config configures the executor backend.
@@ -83,7 +83,7 @@ func (s *Session) answerPresent(output string) bool {
 	if s.code {
 		return functionDef.MatchString(output)
 	}
-	return orchestra.AnswerPresent(output)
+	return textrules.AnswerPresent(output)
 }
 
 // Execute runs one agent: one call for a role without tools, the tool loop otherwise. A
@@ -134,7 +134,7 @@ func (s *Session) usableTools(tools []string) []string {
 // wallCap milliseconds.
 func (s *Session) generate(ctx context.Context, prompt string, maxTokens int64, nodeSeed uint64, turn int, stop []string, wallCap int64) (ChatResponse, int64, error) {
 	if w := s.e.cfg.ContextWindow; w > 0 {
-		maxTokens = min(maxTokens, w-orchestra.Tokens(prompt))
+		maxTokens = min(maxTokens, w-textrules.Tokens(prompt))
 	}
 	if maxTokens < 1 {
 		return ChatResponse{}, 0, errors.New("the prompt leaves no room for a reply in the context window")

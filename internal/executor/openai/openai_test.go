@@ -19,8 +19,8 @@ import (
 
 	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/executor"
-	"github.com/evosteer/evosteer-go/internal/executor/sandbox"
 	"github.com/evosteer/evosteer-go/internal/orchestra"
+	"github.com/evosteer/evosteer-go/internal/sandbox"
 	"github.com/evosteer/evosteer-go/internal/tasks"
 )
 

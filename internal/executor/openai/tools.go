@@ -11,9 +11,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/evosteer/evosteer-go/internal/executor"
-	"github.com/evosteer/evosteer-go/internal/executor/sandbox"
 	"github.com/evosteer/evosteer-go/internal/executor/search"
-	"github.com/evosteer/evosteer-go/internal/orchestra"
+	"github.com/evosteer/evosteer-go/internal/sandbox"
+	"github.com/evosteer/evosteer-go/internal/textrules"
 )
 
 // The tool loop of METHOD.md §2.5 (the release's tool_text_executor.py): each reply may end with
@@ -274,7 +274,7 @@ func (s *Session) runTools(ctx context.Context, req executor.Request, tools []st
 		if len(turns) > 0 {
 			prompt = work(base, turns, fmt.Sprintf("Continue. Tool calls left: %d.", callsLeft), 0)
 		}
-		tokens := orchestra.Tokens(prompt)
+		tokens := textrules.Tokens(prompt)
 		maxNew := min(cfg.TurnOutputTokens, env.OutputTokens-used.out-cfg.FinalOutputReserve)
 		if cfg.ContextWindow > 0 {
 			maxNew = min(maxNew, cfg.ContextWindow-tokens)
@@ -383,7 +383,7 @@ func (s *Session) finalPrompt(base string, turns []turn, inputLeft, outputLeft i
 		options = append(options, work(base, kept, finalTurn, max(0, len(kept)-1)))
 	}
 	for _, p := range options {
-		tokens := orchestra.Tokens(p)
+		tokens := textrules.Tokens(p)
 		if tokens <= inputLeft && (s.e.cfg.ContextWindow == 0 || tokens+want <= s.e.cfg.ContextWindow) {
 			return p, nil
 		}

@@ -11,5 +11,6 @@
 // system and interpreter paths, no TCP). Python-level socket blocking is always applied, the
 // fallback when neither namespaces nor Landlock exist. Isolation reports what a Sandbox uses.
 //
-// It must not interpret what a program prints: callers decide what a result means.
+// It must not interpret what a program prints: callers decide what a result means. It imports no
+// other project package: the graders (internal/tasks) and the executors both run programs here.
 package sandbox

@@ -1,4 +1,4 @@
-package rollout
+package episode
 
 import (
 	"context"
@@ -13,8 +13,7 @@ import (
 	"github.com/evosteer/evosteer-go/internal/orchestra"
 	"github.com/evosteer/evosteer-go/internal/policy"
 	"github.com/evosteer/evosteer-go/internal/seed"
-	"github.com/evosteer/evosteer-go/internal/skills"
-	"github.com/evosteer/evosteer-go/internal/tasks"
+	"github.com/evosteer/evosteer-go/internal/textrules"
 	"github.com/evosteer/evosteer-go/schema"
 )
 
@@ -25,37 +24,6 @@ var errForcedIllegal = errors.New("forced first action not legal")
 // maxDecisions guards against a policy that never stops; the budget normally ends an episode
 // far sooner, since every sampled decision is charged its controller prompt.
 const maxDecisions = 400
-
-// job is one episode to roll out.
-type job struct {
-	task   tasks.Task
-	source string // current | natural_reference
-	index  int
-	id     string // episode_id: {step}/{task_id}/{source}/{index}
-	seed   uint64
-	order  int // position in the stage's job list: the order of network batches
-	// A network episode samples π_θ (theta) or π_ρ through the stage's waves and is shown the
-	// published value head; a scripted policy (tests, fixed paradigms) decides on its own.
-	theta  bool
-	script policy.Policy
-	// menu is the skill menu frozen for the episode (its family's, or a control arm's without
-	// the tested skill); first, when set, is the forced first action of a paired arm.
-	menu  skills.Menu
-	first *orchestra.Action
-	pair  *pairInfo
-	// chargeFirst charges the forced first action as a sampled one (rollout.Job.ChargeFirst).
-	chargeFirst bool
-}
-
-// pairInfo identifies a paired arm.
-type pairInfo struct{ pairID, comparisonID, skillID string }
-
-// episode is everything one rollout produced.
-type episode struct {
-	row        schema.EpisodeRow
-	decisions  []schema.DecisionRow
-	executions []schema.ExecutionRow
-}
 
 // env is what every episode of the stage shares.
 type env struct {
@@ -89,32 +57,32 @@ func (e *env) ask(q *question) error {
 // run plays one episode to its end. Errors of the world (an executor or grader failure) make
 // the episode unhealthy with the reason, never the stage fail; only a bug in the pipeline
 // itself (a policy or network error) is returned.
-func (e *env) run(ctx context.Context, j job) (*episode, error) {
-	network := j.script == nil
+func (e *env) run(ctx context.Context, j Job) (*Played, error) {
+	network := j.Script == nil
 	if network {
 		defer e.waves.leave()
 	}
 	e.slots <- struct{}{}
 	defer func() { <-e.slots }()
-	out := &episode{row: schema.EpisodeRow{EpisodeID: j.id, TaskID: j.task.ID, Family: j.task.Family, TaskType: j.task.TaskType,
-		Split: j.task.Split, Source: j.source, Seed: j.seed, Healthy: true, MenuID: j.menu.ID}}
-	if j.pair != nil {
-		out.row.PairID, out.row.ComparisonID, out.row.CandidateSkillID = &j.pair.pairID, &j.pair.comparisonID, &j.pair.skillID
+	out := &Played{Episode: schema.EpisodeRow{EpisodeID: j.ID, TaskID: j.Task.ID, Family: j.Task.Family, TaskType: j.Task.TaskType,
+		Split: j.Task.Split, Source: j.Source, Seed: j.Seed, Healthy: true, MenuID: j.Menu.ID}}
+	if j.Pair != nil {
+		out.Episode.PairID, out.Episode.ComparisonID, out.Episode.CandidateSkillID = &j.Pair.PairID, &j.Pair.ComparisonID, &j.Pair.SkillID
 	}
 	if network {
-		out.row.PolicyVersion, out.row.ValueVersion = e.policyVersion, e.valueVersion
+		out.Episode.PolicyVersion, out.Episode.ValueVersion = e.policyVersion, e.valueVersion
 	}
 	unhealthy := func(reason string) {
-		out.row.Healthy, out.row.UnhealthyReason = false, &reason
+		out.Episode.Healthy, out.Episode.UnhealthyReason = false, &reason
 	}
-	sess, err := e.exec.Begin(ctx, j.task, j.seed)
+	sess, err := e.exec.Begin(ctx, j.Task, j.Seed)
 	if err != nil {
 		unhealthy("begin episode: " + err.Error())
 		return out, nil
 	}
 	opts := e.options
-	opts.Menu = j.menu.Skills
-	rt := orchestra.New(j.task, sess, j.seed, opts)
+	opts.Menu = j.Menu.Skills
+	rt := orchestra.New(j.Task, sess, j.Seed, opts)
 	showValue := network && e.useValue
 	var previous float64 // the estimate shown at the previous decision
 	for t := 0; !rt.Stopped(); t++ {
@@ -134,7 +102,7 @@ func (e *env) run(ctx context.Context, j job) (*episode, error) {
 		if showValue {
 			q := &question{order: j.order, kind: askValue, value: gpu.ValueInput(rt.Features(), orchestra.TaskTypeOneHot(e.families, rt.TaskType()))}
 			if err := e.ask(q); err != nil {
-				return nil, fmt.Errorf("episode %s decision %d: %w", j.id, t, err)
+				return nil, fmt.Errorf("episode %s decision %d: %w", j.ID, t, err)
 			}
 			d.Value = float64(q.v)
 			if t > 0 {
@@ -152,9 +120,9 @@ func (e *env) run(ctx context.Context, j job) (*episode, error) {
 		var text string
 		// Only sampled decisions are charged (METHOD.md §2.6): neither one with a single legal
 		// action nor a paired arm's forced first action, which no controller call chooses.
-		if len(legal) > 1 && (t > 0 || j.first == nil || j.chargeFirst) {
+		if len(legal) > 1 && (t > 0 || j.First == nil || j.ChargeFirst) {
 			text = prompt()
-			charged = rt.ControllerReservation(orchestra.Tokens(text), orchestra.LongestActionTokens(legal))
+			charged = rt.ControllerReservation(textrules.Tokens(text), orchestra.LongestActionTokens(legal))
 			forced = !charged // finalisation: the controller cannot pay for its decision
 			if d.Legal = rt.Legal(); charged {
 				text = prompt()
@@ -167,14 +135,14 @@ func (e *env) run(ctx context.Context, j job) (*episode, error) {
 		}
 		row, a, err := e.decide(d, j, t, forced)
 		if errors.Is(err, errForcedIllegal) {
-			unhealthy(fmt.Sprintf("the forced first action %s is not legal", j.first.JSON()))
+			unhealthy(fmt.Sprintf("the forced first action %s is not legal", j.First.JSON()))
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("episode %s decision %d: %w", j.id, t, err)
+			return nil, fmt.Errorf("episode %s decision %d: %w", j.ID, t, err)
 		}
 		if charged {
-			rt.SettleController(orchestra.Tokens(text), orchestra.Tokens(a.JSON()))
+			rt.SettleController(textrules.Tokens(text), textrules.Tokens(a.JSON()))
 		}
 		outcome, err := rt.Apply(ctx, a)
 		row.Observation, row.OutputChanged = outcome.Observation, outcome.OutputChanged
@@ -183,9 +151,9 @@ func (e *env) run(ctx context.Context, j job) (*episode, error) {
 				err = fmt.Errorf("grade the output after decision %d: %w", t, err)
 			}
 		}
-		out.decisions = append(out.decisions, row)
+		out.Decisions = append(out.Decisions, row)
 		for _, x := range outcome.Executions {
-			out.executions = append(out.executions, executionRowOf(j.id, int32(t), x))
+			out.Executions = append(out.Executions, executionRowOf(j.ID, int32(t), x))
 		}
 		if err != nil {
 			unhealthy(err.Error())
@@ -199,7 +167,7 @@ func (e *env) run(ctx context.Context, j job) (*episode, error) {
 // decide records the state s_t with the network's exact inputs, scores the legal actions (the
 // network through the waves, or the scripted policy), samples the action with the episode's
 // decision seed, and returns the decision row (observation filled in after the action).
-func (e *env) decide(d *policy.Decision, j job, t int, forced bool) (schema.DecisionRow, orchestra.Action, error) {
+func (e *env) decide(d *policy.Decision, j Job, t int, forced bool) (schema.DecisionRow, orchestra.Action, error) {
 	rt := d.RT
 	state, actions := policy.Encode(d)
 	if e.zeroFeatures {
@@ -211,7 +179,7 @@ func (e *env) decide(d *policy.Decision, j job, t int, forced bool) (schema.Deci
 		prior[i] = float32(v)
 	}
 	exact, coarse := rt.StructureKey()
-	row := schema.DecisionRow{EpisodeID: j.id, T: int32(t), Forced: forced, Features: rt.Features(),
+	row := schema.DecisionRow{EpisodeID: j.ID, T: int32(t), Forced: forced, Features: rt.Features(),
 		Value: float32(d.Value), ValueChange: float32(d.ValueChange), PolicyInput: state, ActionInputs: actions,
 		ActionWidth: policy.ActionWidth, PriorLogits: prior, StructureKey: exact, CoarseKey: coarse,
 		NNodes: int32(rt.NumNodes()), NEdges: int32(rt.NumEdges())}
@@ -219,10 +187,10 @@ func (e *env) decide(d *policy.Decision, j job, t int, forced bool) (schema.Deci
 	for i, a := range d.Legal {
 		row.LegalActions[i] = a.JSON()
 	}
-	if t == 0 && j.first != nil {
+	if t == 0 && j.First != nil {
 		// A paired arm's forced first action: taken with certainty (behaviour log-prob 0);
 		// rescore scores it at its true probability over the full legal set.
-		i := slices.IndexFunc(d.Legal, func(a orchestra.Action) bool { return a.JSON() == j.first.JSON() })
+		i := slices.IndexFunc(d.Legal, func(a orchestra.Action) bool { return a.JSON() == j.First.JSON() })
 		if i < 0 {
 			return row, orchestra.Action{}, errForcedIllegal
 		}
@@ -230,13 +198,13 @@ func (e *env) decide(d *policy.Decision, j job, t int, forced bool) (schema.Deci
 		return row, d.Legal[i], nil
 	}
 	var logp []float64
-	if j.script != nil {
+	if j.Script != nil {
 		var err error
-		if logp, err = j.script.LogProbs(d); err != nil {
+		if logp, err = j.Script.LogProbs(d); err != nil {
 			return row, orchestra.Action{}, err
 		}
 	} else {
-		q := &question{order: j.order, kind: askPolicy, row: gpu.PolicyRow{State: state, Actions: actions, Prior: prior}, theta: j.theta}
+		q := &question{order: j.order, kind: askPolicy, row: gpu.PolicyRow{State: state, Actions: actions, Prior: prior}, theta: j.Theta}
 		if err := e.ask(q); err != nil {
 			return row, orchestra.Action{}, err
 		}
@@ -246,7 +214,7 @@ func (e *env) decide(d *policy.Decision, j job, t int, forced bool) (schema.Deci
 		}
 		logp = policy.Temper(logp, e.temperature)
 	}
-	s := seed.Derive(j.seed, "decision", strconv.Itoa(t))
+	s := seed.Derive(j.Seed, "decision", strconv.Itoa(t))
 	i, err := policy.Sample(logp, rand.New(rand.NewPCG(s, s>>1|1)))
 	if err != nil {
 		return row, orchestra.Action{}, err
@@ -277,9 +245,9 @@ func outputScore(ctx context.Context, rt *orchestra.Runtime, sess executor.Sessi
 }
 
 // finish fills the episode row from the runtime's final state.
-func (e *env) finish(out *episode, rt *orchestra.Runtime) {
-	r := &out.row
-	r.T = int32(len(out.decisions))
+func (e *env) finish(out *Played, rt *orchestra.Runtime) {
+	r := &out.Episode
+	r.T = int32(len(out.Decisions))
 	r.Stopped = rt.Stopped() && !rt.Poisoned()
 	r.Reward = rt.Reward()
 	if !r.Stopped && r.Healthy {
@@ -306,11 +274,20 @@ func executionRowOf(episodeID string, t int32, x orchestra.ExecutionRecord) sche
 		FailureKind: ptr(res.FailureKind), AnswerPresent: res.AnswerPresent,
 		TokensIn: res.Usage.TokensIn, TokensOut: res.Usage.TokensOut, ModelCalls: res.Usage.ModelCalls,
 		ToolCalls: res.Usage.ToolCalls, WallMS: res.Usage.WallMS, ToolStatuses: []string{}}
-	if res.AnswerPresent && orchestra.AnswerPresent(res.Output) {
-		row.Answer = ptr(orchestra.NormalizedAnswer(res.Output))
+	if res.AnswerPresent && textrules.AnswerPresent(res.Output) {
+		row.Answer = ptr(textrules.NormalizedAnswer(res.Output))
 	}
 	for _, c := range res.Tools {
 		row.ToolStatuses = append(row.ToolStatuses, c.Tool+":"+c.Status)
 	}
 	return row
+}
+
+// ptr returns a pointer to v, or nil for the zero value: empty strings are stored as nulls.
+func ptr[T comparable](v T) *T {
+	var zero T
+	if v == zero {
+		return nil
+	}
+	return &v
 }

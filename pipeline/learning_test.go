@@ -9,6 +9,7 @@ import (
 
 	"github.com/evosteer/evosteer-go/gpu"
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/episode"
 	"github.com/evosteer/evosteer-go/internal/learner"
 	"github.com/evosteer/evosteer-go/internal/orchestra"
 	"github.com/evosteer/evosteer-go/internal/rundir"
@@ -17,7 +18,6 @@ import (
 	"github.com/evosteer/evosteer-go/internal/skills"
 	"github.com/evosteer/evosteer-go/internal/tasks"
 	"github.com/evosteer/evosteer-go/schema"
-	"github.com/evosteer/evosteer-go/stages/rollout"
 	"github.com/evosteer/evosteer-go/stages/update"
 )
 
@@ -104,7 +104,7 @@ func TestAnchorTBLearnsOnTheSimulatedWorld(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exec, err := rollout.NewExecutor(cfg)
+	exec, err := episode.NewExecutor(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,14 +113,14 @@ func TestAnchorTBLearnsOnTheSimulatedWorld(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Both policies on the same tasks with the same seeds.
-	var jobs []rollout.Job
+	var jobs []episode.Job
 	for _, theta := range []bool{true, false} {
 		for _, task := range test {
-			jobs = append(jobs, rollout.Job{Task: task, ID: fmt.Sprintf("%v/%s", theta, task.ID), Source: fmt.Sprint(theta),
+			jobs = append(jobs, episode.Job{Task: task, ID: fmt.Sprintf("%v/%s", theta, task.ID), Source: fmt.Sprint(theta),
 				Seed: seed.Derive(cfg.Seed, "learning-test", task.ID), Theta: theta, Menu: lib.Menu(task.Family)})
 		}
 	}
-	played, err := rollout.Play(ctx, cfg, exec, l, eng, jobs, nil)
+	played, err := episode.Play(ctx, cfg, exec, l, eng, jobs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

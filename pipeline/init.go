@@ -5,11 +5,11 @@ import (
 	"slices"
 
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/learner"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/sim"
 	"github.com/evosteer/evosteer-go/internal/tasks"
 	"github.com/evosteer/evosteer-go/schema"
-	"github.com/evosteer/evosteer-go/stages/update"
 )
 
 // Init creates the run folder dir with cfg (populate writes its task files) and step 0's
@@ -23,7 +23,7 @@ func Init(ctx context.Context, dir string, cfg *config.Config, version string, p
 				return err
 			}
 		}
-		_, err := r.RunStage(ctx, 0, update.Initial(r), false)
+		_, err := r.RunStage(ctx, 0, learner.Initial(r), false)
 		return err
 	})
 }

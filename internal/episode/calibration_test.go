@@ -1,4 +1,4 @@
-package rollout
+package episode
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 	"github.com/evosteer/evosteer-go/internal/seed"
 	"github.com/evosteer/evosteer-go/internal/sim"
 	"github.com/evosteer/evosteer-go/internal/tasks"
+	"github.com/evosteer/evosteer-go/internal/textrules"
 )
 
 // calibrationPerFamily is the number of seeded train tasks per IID family of the full
@@ -155,10 +156,10 @@ func playArm(t *testing.T, cfg *config.Config, all []tasks.Task, name string, po
 	e := &env{exec: rec, families: cfg.Families, prior: policy.NewPrior(cfg.Prior),
 		options: orchestra.Options{Budget: cfg.Budget, Interleaved: !cfg.Ablated("interleaved-execution"),
 			Repair: !cfg.Ablated("learnable-repair")}}
-	jobs := make([]job, len(all))
+	jobs := make([]Job, len(all))
 	for i, task := range all {
 		id := fmt.Sprintf("calibration/%s/%s/0", task.ID, name)
-		jobs[i] = job{task: task, source: "current", id: id, seed: seed.Derive(cfg.Seed, "calibration", task.ID), order: i, script: pol}
+		jobs[i] = Job{Task: task, Source: "current", ID: id, Seed: seed.Derive(cfg.Seed, "calibration", task.ID), Script: pol}
 	}
 	eps, err := runAll(context.Background(), e, jobs, runtime.NumCPU(), nil)
 	if err != nil {
@@ -226,10 +227,10 @@ func (a *armResult) unhealthyTotal() int {
 	return k
 }
 
-func summarise(name string, eps []*episode, rec *recordingExecutor) *armResult {
+func summarise(name string, eps []*Played, rec *recordingExecutor) *armResult {
 	out := &armResult{name: name, episodes: len(eps), fam: map[string]*famResult{}, reasons: map[string]int{}, kinds: map[string]int{}}
 	for _, ep := range eps {
-		r := ep.row
+		r := ep.Episode
 		f := out.fam[r.Family]
 		if f == nil {
 			f = &famResult{}
@@ -243,14 +244,14 @@ func summarise(name string, eps []*episode, rec *recordingExecutor) *armResult {
 			f.unhealthy++
 			out.reasons[*r.UnhealthyReason]++
 		}
-		for _, d := range ep.decisions {
+		for _, d := range ep.Decisions {
 			out.kinds[d.ActionKind]++
 			if d.Forced {
 				out.forced++
 			}
 		}
-		if k := len(ep.decisions); k > 0 {
-			last := ep.decisions[k-1]
+		if k := len(ep.Decisions); k > 0 {
+			last := ep.Decisions[k-1]
 			f.nodes += float64(last.NNodes)
 			answers := math.Round(float64(last.Features[15]) * float64(last.NNodes))
 			if last.ActionKind == orchestra.KindStop && answers >= 2 {
@@ -395,14 +396,14 @@ func teamMajorityNode(nodes []orchestra.Node, verifier string) string {
 	best := 0
 	for _, n := range nodes {
 		if n.StatesAnswer() {
-			k := orchestra.NormalizedAnswer(n.Output)
+			k := textrules.NormalizedAnswer(n.Output)
 			counts[k]++
 			best = max(best, counts[k])
 		}
 	}
 	var pick string
 	for _, n := range slices.SortedFunc(slices.Values(nodes), func(a, b orchestra.Node) int { return calNodeNumber(a.ID) - calNodeNumber(b.ID) }) {
-		if !n.StatesAnswer() || counts[orchestra.NormalizedAnswer(n.Output)] != best {
+		if !n.StatesAnswer() || counts[textrules.NormalizedAnswer(n.Output)] != best {
 			continue
 		}
 		if n.ID == verifier {
@@ -486,14 +487,14 @@ func (s *recordingSession) Execute(ctx context.Context, req executor.Request) (e
 	// The majority input answer (ties: the first by source id; messages come sorted by it).
 	counts := map[string]int{}
 	for _, m := range req.Messages {
-		if orchestra.AnswerPresent(m.Body) {
-			counts[orchestra.NormalizedAnswer(m.Body)]++
+		if textrules.AnswerPresent(m.Body) {
+			counts[textrules.NormalizedAnswer(m.Body)]++
 		}
 	}
 	best, body := 0, ""
 	for _, m := range req.Messages {
-		if orchestra.AnswerPresent(m.Body) {
-			if c := counts[orchestra.NormalizedAnswer(m.Body)]; c > best {
+		if textrules.AnswerPresent(m.Body) {
+			if c := counts[textrules.NormalizedAnswer(m.Body)]; c > best {
 				best, body = c, m.Body
 			}
 		}

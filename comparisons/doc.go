@@ -13,6 +13,9 @@
 // which depends on the run's training. A study resumes: finished training steps are skipped by the
 // stage runner and a finished evaluation is kept.
 //
+// It is a driver, the top one below cmd/: it runs whole runs through the pipeline and evaluates
+// them with stages/evaluate.
+//
 // It must not change what a stage computes: a variant differs from the full method only through
 // its configuration (ablations, objective, anchortb.beta), exactly as `evosteer init --ablate` would make it.
 package comparisons

@@ -1,35 +1,23 @@
-package rollout
+package episode
 
 import (
 	"context"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 
-	"github.com/evosteer/evosteer-go/gpu"
-	"github.com/evosteer/evosteer-go/internal/learner"
+	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/executor"
 	"github.com/evosteer/evosteer-go/internal/orchestra"
-	"github.com/evosteer/evosteer-go/internal/tasks"
+	"github.com/evosteer/evosteer-go/internal/sim"
 )
 
 // A Job's First forces the episode's first action as a paired arm's is forced (marked forced,
 // behaviour log-prob 0, then the network decides); an illegal one ends the episode unhealthy.
 func TestPlayForcesTheFirstAction(t *testing.T) {
-	r := smallRun(t, t.TempDir(), nil)
-	cfg := r.Config
-	l, err := learner.Load(r, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := gpu.OpenEngine(cfg.Compute.Backend)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
-	train, err := tasks.ReadFile(r.TasksPath("train"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, l, eng := untrained(t)
+	train := sim.Tasks(cfg.Sim, cfg.Seed, cfg.Families[0], cfg.Families[0], "train", 1)
 	planner := orchestra.Action{Kind: orchestra.KindAddAgent, NodeID: "n0", RoleID: "planner"}
 	nobody := orchestra.Action{Kind: orchestra.KindAddAgent, NodeID: "n0", RoleID: "nobody"}
 	jobs := []Job{
@@ -62,21 +50,8 @@ func TestPlayForcesTheFirstAction(t *testing.T) {
 // settled tokens (feature 26 × the cap) are exactly the first execution's after a forced first
 // action, and more after a charged one.
 func TestForcedFirstActionIsNotCharged(t *testing.T) {
-	r := smallRun(t, t.TempDir(), nil)
-	cfg := r.Config
-	l, err := learner.Load(r, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := gpu.OpenEngine(cfg.Compute.Backend)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
-	train, err := tasks.ReadFile(r.TasksPath("train"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, l, eng := untrained(t)
+	train := sim.Tasks(cfg.Sim, cfg.Seed, cfg.Families[0], cfg.Families[0], "train", 1)
 	exec, err := NewExecutor(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -106,5 +81,21 @@ func TestForcedFirstActionIsNotCharged(t *testing.T) {
 		if settled, executed := settledAt1(p); settled < executed+1 {
 			t.Fatalf("episode %s: %.1f tokens settled before t = 1, the first execution used %.0f: the first decision was not charged", p.Episode.EpisodeID, settled, executed)
 		}
+	}
+}
+
+// Episodes must not depend on how the worker pool interleaves them.
+func TestEpisodesIndependentOfWorkerCount(t *testing.T) {
+	jobs, e := testBatch(t, func(c *config.Config) executor.Executor { return sim.New(c.Sim, c.Seed) })
+	one, err := runAll(context.Background(), e, jobs, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	many, err := runAll(context.Background(), e, jobs, 8, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(one, many) {
+		t.Fatal("episodes differ between 1 and 8 workers")
 	}
 }

@@ -1,4 +1,4 @@
-package probe
+package probetable
 
 import (
 	"encoding/json"

@@ -1,26 +1,29 @@
-package rollout
+package episode
 
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/evosteer/evosteer-go/gpu"
 	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/executor"
+	"github.com/evosteer/evosteer-go/internal/executor/openai"
 	"github.com/evosteer/evosteer-go/internal/orchestra"
 	"github.com/evosteer/evosteer-go/internal/policy"
+	"github.com/evosteer/evosteer-go/internal/sim"
 	"github.com/evosteer/evosteer-go/internal/skills"
 	"github.com/evosteer/evosteer-go/internal/tasks"
 	"github.com/evosteer/evosteer-go/schema"
 )
 
-// Job is one episode to play outside a training step (evaluation, workflow search, the probe):
-// a task, the episode's id and seed, and who decides — the learner's network (Script nil: π_θ
-// when Theta, else π_ρ, shown the published value head) or a scripted policy (a fixed paradigm).
+// Job is one episode to play: a task, the episode's id, source and seed, and who decides — the
+// learner's network (Script nil: π_θ when Theta, else π_ρ, shown the published value head) or a
+// scripted policy (tests, a fixed paradigm).
 type Job struct {
 	Task   tasks.Task
-	ID     string
-	Source string // recorded as the episode's source (e.g. the policy's name)
+	ID     string // the episode_id (the rollout's: {step}/{task_id}/{source}/{index})
+	Source string // recorded as the episode's source (current, natural_reference, a policy's name)
 	Seed   uint64
 	Theta  bool
 	Script policy.Policy
@@ -33,7 +36,13 @@ type Job struct {
 	// ChargeFirst charges the forced first action as a sampled decision is charged: for an
 	// episode that stands for one whose first action was sampled (the probe's).
 	ChargeFirst bool
+	Pair        *Pair // set on the rollout's paired arms, recorded in the episode row
+
+	order int // position in the job list: the order of network batches (set by runAll)
 }
+
+// Pair identifies a paired arm.
+type Pair struct{ PairID, ComparisonID, SkillID string }
 
 // Played is everything one episode produced.
 type Played struct {
@@ -42,20 +51,22 @@ type Played struct {
 	Executions []schema.ExecutionRow
 }
 
-// Play plays the jobs with the run's orchestration semantics and ablations, the same decision
-// loop, budget charging and seeding as the rollout stage, the network ones in lockstep waves.
-// l and eng may be nil when every job is scripted. Results keep the jobs' order.
+// Progress is told, after every finished episode, how many of the total are done.
+type Progress func(done, total int)
+
+// Play plays the jobs with the run's orchestration semantics and ablations: the rollout stage's
+// decision loop, budget charging and seeding, the network jobs in lockstep waves. l and eng may
+// be nil when every job is scripted. Results keep the jobs' order.
 func Play(ctx context.Context, cfg *config.Config, exec executor.Executor, l *gpu.Learner, eng *gpu.Engine, jobs []Job, progress Progress) ([]Played, error) {
-	js := make([]job, len(jobs))
+	js := make([]Job, len(jobs))
 	for i, j := range jobs {
 		if j.Script == nil && (l == nil || eng == nil) {
 			return nil, errors.New("play: a network job needs a learner and an engine")
 		}
-		js[i] = job{task: j.Task, source: j.Source, id: j.ID, seed: j.Seed, order: i, theta: j.Theta, script: j.Script, menu: j.Menu,
-			chargeFirst: j.ChargeFirst}
+		js[i] = j
 		if j.First != nil {
 			first := *j.First
-			js[i].first = &first
+			js[i].First = &first
 		}
 	}
 	if l == nil {
@@ -67,7 +78,19 @@ func Play(ctx context.Context, cfg *config.Config, exec executor.Executor, l *gp
 	}
 	out := make([]Played, len(eps))
 	for i, ep := range eps {
-		out[i] = Played{Episode: ep.row, Decisions: ep.decisions, Executions: ep.executions}
+		out[i] = *ep
 	}
 	return out, nil
+}
+
+// NewExecutor opens the configured executor backend.
+func NewExecutor(cfg *config.Config) (executor.Executor, error) {
+	switch cfg.Executor.Backend {
+	case "sim":
+		return sim.New(cfg.Sim, cfg.Seed), nil
+	case "openai":
+		return openai.FromConfig(cfg)
+	default:
+		return nil, fmt.Errorf("executor backend %q is not available in this build (use sim)", cfg.Executor.Backend)
+	}
 }

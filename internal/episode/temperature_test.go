@@ -1,4 +1,4 @@
-package rollout
+package episode
 
 import (
 	"context"

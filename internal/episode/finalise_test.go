@@ -1,4 +1,4 @@
-package rollout
+package episode
 
 import (
 	"context"
@@ -25,8 +25,8 @@ func TestFinalisingWithoutAgentsEndsTheEpisode(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, ep := range eps {
-		if ep.row.Healthy || !strings.Contains(*ep.row.UnhealthyReason, "cannot pay the controller and no agent exists") || len(ep.decisions) != 0 {
-			t.Errorf("episode %s: healthy %v, reason %v, %d decisions", ep.row.EpisodeID, ep.row.Healthy, ep.row.UnhealthyReason, len(ep.decisions))
+		if ep.Episode.Healthy || !strings.Contains(*ep.Episode.UnhealthyReason, "cannot pay the controller and no agent exists") || len(ep.Decisions) != 0 {
+			t.Errorf("episode %s: healthy %v, reason %v, %d decisions", ep.Episode.EpisodeID, ep.Episode.Healthy, ep.Episode.UnhealthyReason, len(ep.Decisions))
 		}
 	}
 }

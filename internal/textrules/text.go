@@ -1,4 +1,4 @@
-package orchestra
+package textrules
 
 import (
 	"regexp"
@@ -15,38 +15,38 @@ import (
 // those parts are written out by hand.
 
 var (
-	answerCueRe = regexp.MustCompile(`(?i)(?:final answer|answer)\s*(?:is\s*:?|:)\s*([^\n]+)`)
-	codeBlockRe = regexp.MustCompile("(?s)```[^\\n]*\\n(.*?)```")
+	AnswerCueRe = regexp.MustCompile(`(?i)(?:final answer|answer)\s*(?:is\s*:?|:)\s*([^\n]+)`)
+	CodeBlockRe = regexp.MustCompile("(?s)```[^\\n]*\\n(.*?)```")
 	fenceLineRe = regexp.MustCompile("(?m)^[ \\t]*(?:```|~~~)[^\\n]*$")
 	listItemRe  = regexp.MustCompile(`^[ \t]*(?:[-*+•‣]|\(?\d{1,3}[.)]|\(?[A-Za-z][.)])[ \t]+\S`)
 	headingRe   = regexp.MustCompile(`^#{1,6}[ \t]+\S`)
-	functionRe  = regexp.MustCompile(`\b(?:async\s+)?def\s+[A-Za-z_]\w*\s*\(`)
+	FunctionRe  = regexp.MustCompile(`\b(?:async\s+)?def\s+[A-Za-z_]\w*\s*\(`)
 )
 
 const (
-	boxedOpen = `\boxed{`
+	BoxedOpen = `\boxed{`
 	emphasis  = "*_`#~ \t"
-	quotes    = "*_`\"'"
+	Quotes    = "*_`\"'"
 )
 
 // Bounds and exclusions for an answer key that can be looked up in search results.
 const (
-	evidenceMin = 3
-	evidenceMax = 120
+	EvidenceMin = 3
+	EvidenceMax = 120
 )
 
 var nonAnswers = map[string]bool{"n/a": true, "na": true, "none": true, "unknown": true,
 	"unanswerable": true, "not found": true, "no answer": true, "not available": true}
 
-// finalBoxed returns the content of the last \boxed{...} whose braces close.
-func finalBoxed(text string) (string, bool) {
+// FinalBoxed returns the content of the last \boxed{...} whose braces close.
+func FinalBoxed(text string) (string, bool) {
 	end := len(text)
 	for {
-		start := strings.LastIndex(text[:end], boxedOpen)
+		start := strings.LastIndex(text[:end], BoxedOpen)
 		if start < 0 {
 			return "", false
 		}
-		begin, depth := start+len(boxedOpen), 0
+		begin, depth := start+len(BoxedOpen), 0
 		for i := begin; i < len(text); i++ {
 			switch text[i] {
 			case '{':
@@ -62,24 +62,24 @@ func finalBoxed(text string) (string, bool) {
 	}
 }
 
-// cuedAnswer returns the text after the last "answer:" / "answer is" cue, stripped of
+// CuedAnswer returns the text after the last "answer:" / "answer is" cue, stripped of
 // emphasis, quotes and a trailing period.
-func cuedAnswer(text string) (string, bool) {
-	matches := answerCueRe.FindAllStringSubmatch(text, -1)
+func CuedAnswer(text string) (string, bool) {
+	matches := AnswerCueRe.FindAllStringSubmatch(text, -1)
 	if len(matches) == 0 {
 		return "", false
 	}
-	v := strings.TrimSpace(strings.Trim(strings.TrimSpace(matches[len(matches)-1][1]), quotes))
-	v = strings.TrimSpace(strings.Trim(strings.TrimSpace(strings.TrimRight(v, ".")), quotes))
+	v := strings.TrimSpace(strings.Trim(strings.TrimSpace(matches[len(matches)-1][1]), Quotes))
+	v = strings.TrimSpace(strings.Trim(strings.TrimSpace(strings.TrimRight(v, ".")), Quotes))
 	return v, v != ""
 }
 
 // largestCodeBlock returns the longest fenced code block's content (the first on ties).
 func largestCodeBlock(text string) (string, bool) {
 	best, found := "", false
-	for _, m := range codeBlockRe.FindAllStringSubmatch(text, -1) {
+	for _, m := range CodeBlockRe.FindAllStringSubmatch(text, -1) {
 		block := strings.TrimSpace(m[1])
-		if !found || runeLen(block) > runeLen(best) {
+		if !found || RuneLen(block) > RuneLen(best) {
 			best, found = block, true
 		}
 	}
@@ -90,9 +90,9 @@ func largestCodeBlock(text string) (string, bool) {
 // cued answer, else the largest code block, else the whole text; fence lines and one pair
 // of wrapping backticks removed; casefolded; whitespace collapsed.
 func NormalizedAnswer(text string) string {
-	v, ok := finalBoxed(text)
+	v, ok := FinalBoxed(text)
 	if !ok {
-		v, ok = cuedAnswer(text)
+		v, ok = CuedAnswer(text)
 	}
 	if !ok {
 		v, ok = largestCodeBlock(text)
@@ -102,7 +102,7 @@ func NormalizedAnswer(text string) string {
 	}
 	v = strings.TrimSpace(fenceLineRe.ReplaceAllString(v, ""))
 	v = unwrapBackticks(v)
-	return collapse(casefold(v))
+	return Collapse(Casefold(v))
 }
 
 // unwrapBackticks implements re.fullmatch(r"(`+)([^`]*)\1", v): a run of backticks, text
@@ -129,10 +129,10 @@ func AnswerPresent(text string) bool {
 	if body == "" {
 		return false
 	}
-	if _, ok := finalBoxed(body); ok || codeBlockRe.MatchString(body) {
+	if _, ok := FinalBoxed(body); ok || CodeBlockRe.MatchString(body) {
 		return true
 	}
-	if _, ok := cuedAnswer(body); ok {
+	if _, ok := CuedAnswer(body); ok {
 		return true
 	}
 	return !enumerationOnly(body)
@@ -142,7 +142,7 @@ func AnswerPresent(text string) bool {
 // continuation of an item, with at least two items and one title.
 func enumerationOnly(text string) bool {
 	items, titles := 0, 0
-	for _, line := range splitLines(inlineList(text)) {
+	for _, line := range SplitLines(inlineList(text)) {
 		if strings.TrimSpace(line) == "" {
 			continue
 		}
@@ -189,7 +189,7 @@ func emphasisTitle(s string) (string, bool) {
 	}
 	rest := s[n:]
 	end := strings.IndexAny(rest, "*_\n")
-	if end <= 0 || runeLen(rest[:end]) > 120 {
+	if end <= 0 || RuneLen(rest[:end]) > 120 {
 		return "", false
 	}
 	if rest[end:] != strings.Repeat(string(mark), n) {
@@ -202,7 +202,7 @@ func emphasisTitle(s string) (string, bool) {
 // enumeration written on one line is still recognised.
 func inlineList(text string) string {
 	var out []string
-	for _, line := range splitLines(text) {
+	for _, line := range SplitLines(text) {
 		marks := inlineItems(line)
 		head := line
 		if len(marks) > 0 {
@@ -273,8 +273,8 @@ func isDigit(r rune) bool { return r >= '0' && r <= '9' }
 // isWordRune is Python's \w for str patterns: letters, numbers and the underscore.
 func isWordRune(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsNumber(r) }
 
-// containsWord reports whether key occurs in text with no word character on either side.
-func containsWord(text, key string) bool {
+// ContainsWord reports whether key occurs in text with no word character on either side.
+func ContainsWord(text, key string) bool {
 	if key == "" {
 		return false
 	}
@@ -295,30 +295,30 @@ func containsWord(text, key string) bool {
 	return false
 }
 
-// checkable reports whether an answer key can be looked up in search results.
-func checkable(key string) bool {
-	n := runeLen(key)
-	return n >= evidenceMin && n <= evidenceMax && !nonAnswers[key]
+// Checkable reports whether an answer key can be looked up in search results.
+func Checkable(key string) bool {
+	n := RuneLen(key)
+	return n >= EvidenceMin && n <= EvidenceMax && !nonAnswers[key]
 }
 
-// marked reports whether an answer is boxed or cued (so its key is a short extract).
-func marked(answer string) bool {
-	if _, ok := finalBoxed(answer); ok {
+// Marked reports whether an answer is boxed or cued (so its key is a short extract).
+func Marked(answer string) bool {
+	if _, ok := FinalBoxed(answer); ok {
 		return true
 	}
-	_, ok := cuedAnswer(answer)
+	_, ok := CuedAnswer(answer)
 	return ok
 }
 
-// casefold is Python's str.casefold (full Unicode case folding).
-func casefold(s string) string { return cases.Fold().String(s) }
+// Casefold is Python's str.casefold (full Unicode case folding).
+func Casefold(s string) string { return cases.Fold().String(s) }
 
-// collapse is " ".join(s.split()).
-func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
+// Collapse is " ".join(s.split()).
+func Collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// splitLines is Python's str.splitlines: it breaks at \n, \r, \r\n and the other Unicode
+// SplitLines is Python's str.splitlines: it breaks at \n, \r, \r\n and the other Unicode
 // line boundaries, and yields no final empty line.
-func splitLines(s string) []string {
+func SplitLines(s string) []string {
 	var lines []string
 	start := 0
 	for i := 0; i < len(s); {
@@ -339,5 +339,5 @@ func splitLines(s string) []string {
 	return lines
 }
 
-// runeLen is Python's len for str.
-func runeLen(s string) int { return utf8.RuneCountInString(s) }
+// RuneLen is Python's len for str.
+func RuneLen(s string) int { return utf8.RuneCountInString(s) }

@@ -1,0 +1,72 @@
+package episode
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sync"
+
+	"github.com/evosteer/evosteer-go/gpu"
+	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/executor"
+	"github.com/evosteer/evosteer-go/internal/orchestra"
+	"github.com/evosteer/evosteer-go/internal/policy"
+)
+
+// newEnv is the environment of a step's episodes: the executor, the run's orchestration options
+// and ablations, and the learner's network for the network jobs.
+func newEnv(cfg *config.Config, exec executor.Executor, l *gpu.Learner, eng *gpu.Engine, jobs []Job) *env {
+	network := 0
+	for _, j := range jobs {
+		if j.Script == nil {
+			network++
+		}
+	}
+	return &env{exec: exec, families: cfg.Families, prior: policy.NewPrior(cfg.Prior),
+		options: orchestra.Options{Budget: cfg.Budget, Interleaved: !cfg.Ablated("interleaved-execution"),
+			Repair: !cfg.Ablated("learnable-repair")},
+		waves: newWaves(l, eng, network), useValue: !cfg.Ablated("value-head"), zeroFeatures: cfg.Ablated("execution-features"),
+		policyVersion: l.PolicyVersion, valueVersion: l.ValueVersion, temperature: cfg.Policy.Temperature}
+}
+
+func workers(cfg *config.Config) int {
+	if cfg.Rollout.Workers > 0 {
+		return cfg.Rollout.Workers
+	}
+	return 4 * runtime.NumCPU()
+}
+
+// runAll plays every job, all in flight at once (network episodes advance in lockstep waves,
+// which needs every one of them running), with at most n doing CPU work at a time. Results keep
+// the jobs' order, so the output does not depend on scheduling.
+func runAll(ctx context.Context, e *env, jobs []Job, n int, progress Progress) ([]*Played, error) {
+	e.slots = make(chan struct{}, max(1, n))
+	out := make([]*Played, len(jobs))
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	for i := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			j := jobs[i]
+			j.order = i
+			out[i], errs[i] = e.run(ctx, j)
+			mu.Lock()
+			done++
+			if progress != nil {
+				progress(done, len(jobs))
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}

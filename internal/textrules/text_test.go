@@ -1,0 +1,57 @@
+package textrules
+
+import "testing"
+
+func TestTokens(t *testing.T) {
+	for s, want := range map[string]int64{"": 0, "a": 1, "abcd": 1, "abcde": 2, "é": 1, "ééé": 2} {
+		if got := Tokens(s); got != want {
+			t.Errorf("Tokens(%q) = %d, want %d", s, got, want)
+		}
+	}
+}
+
+func TestAnswerPresent(t *testing.T) {
+	cases := map[string]bool{
+		"":                                          false,
+		"   \n ":                                    false,
+		"Paris":                                     true,
+		"Answer: Paris":                             true,
+		"The result is \\boxed{12}.":                true,
+		"```python\ndef f():\n    return 1\n```":    true,
+		"Plan:\n1. Find the city\n2. Check it":      false,
+		"**Facts**\n- Paris is big\n- It is old":    false,
+		"## Steps\n* one\n* two":                    false,
+		"Steps: 1. search 2. read 3. answer":        false, // an inline enumeration after a lead-in
+		"- Paris\n- Lyon":                           true,  // a list without a title
+		"**Done.**\n- a\n- b":                       true,  // a sentence, not a title
+		"Plan:\n1. Find it\n   more detail\n2. Go":  false, // indented continuation lines
+		"Plan:\n1. Find it\n2. Go\nParis is right.": true,
+		"Plan:\n1. Find it\nanswer is Paris":        true, // a cue counts
+	}
+	for text, want := range cases {
+		if got := AnswerPresent(text); got != want {
+			t.Errorf("AnswerPresent(%q) = %v, want %v", text, got, want)
+		}
+	}
+}
+
+func TestNormalizedAnswer(t *testing.T) {
+	cases := map[string]string{
+		"So \\boxed{\\frac{1}{2}} and \\boxed{x":      "\\frac{1}{2}",
+		"first \\boxed{3} then \\boxed{ 4 }":          "4",
+		"The final answer is: **Paris**.":             "paris",
+		"Answer: x\nmore text\nAnswer: `Lyon`":        "lyon",
+		"Answer:\n  Rome":                             "rome",
+		"```py\nshort\n```\n```py\nlonger  code\n```": "longer code",
+		"  Hello   WORLD \n":                          "hello world",
+		"``a b``":                                     "a b",
+		"`a`b`":                                       "`a`b`",
+		"Straße":                                      "strasse",
+		"~~~\nBody\n~~~":                              "body",
+	}
+	for text, want := range cases {
+		if got := NormalizedAnswer(text); got != want {
+			t.Errorf("NormalizedAnswer(%q) = %q, want %q", text, got, want)
+		}
+	}
+}
