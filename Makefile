@@ -104,12 +104,14 @@ EXACT_STEPS ?= 300
 exact: build
 	./$(BIN) exact --config $(CONFIG) --steps $(EXACT_STEPS) --out $(EXACT_DIR) --check
 
-## test: the default suite (what CI runs), plus the build without the duckdb_arrow tag
+## test: the default suite (what CI runs), every benchmark once at its -short size (a few seconds
+## in all, so none rots), plus the build without the duckdb_arrow tag
 test:
 	$(GO) test -tags $(TAGS) -count=1 ./...
+	$(GO) test -tags $(TAGS) -short -run '^$$' -bench . -benchtime 1x -count=1 ./...
 	$(GO) test -count=1 ./internal/duck
 
-## bench: long benchmarks, kept out of the default suite
+## bench: every benchmark at full size (BenchmarkUpdate prints its share of the fp32 matmul peak)
 bench:
 	$(GO) test -tags $(TAGS) -run '^$$' -bench . -benchtime 1x -count=1 ./...
 
