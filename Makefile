@@ -104,9 +104,11 @@ EXACT_STEPS ?= 300
 exact: build
 	./$(BIN) exact --config $(CONFIG) --steps $(EXACT_STEPS) --out $(EXACT_DIR) --check
 
-## test: the default suite (what CI runs), plus the build without the duckdb_arrow tag
+## test: the default suite (what CI runs), every benchmark once at its -short size (a few seconds
+## in all, so none rots), plus the build without the duckdb_arrow tag
 test:
 	$(GO) test -tags $(TAGS) -count=1 ./...
+	$(GO) test -tags $(TAGS) -short -run '^$$' -bench . -benchtime 1x -count=1 ./...
 	$(GO) test -count=1 ./internal/duck
 
 ## same-outputs: check that this tree writes byte-identical run files to commit BASE (default
@@ -123,7 +125,7 @@ same-outputs:
 test-short:
 	$(GO) test -tags $(TAGS) -short -count=1 ./...
 
-## bench: long benchmarks, kept out of the default suite
+## bench: every benchmark at full size (BenchmarkUpdate prints its share of the fp32 matmul peak)
 bench:
 	$(GO) test -tags $(TAGS) -run '^$$' -bench . -benchtime 1x -count=1 ./...
 

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/backends/simplego"
 	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 )
@@ -22,6 +23,11 @@ type Engine struct {
 	backend backends.Backend
 	mu      sync.Mutex
 	execs   map[string]*graph.Exec
+	// native: the update's passes (Encode, the policy gradient, FitMSE and the heads'
+	// predictions inside Update) run as plain-Go kernels (native.go) instead of graphs. Set on
+	// the simplego backend, where they are an order of magnitude faster; Score and Predict, what
+	// rollouts read, stay graphs on every backend.
+	native bool
 }
 
 // OpenEngine opens the named backend (see NewBackend) and returns an engine on it.
@@ -30,7 +36,7 @@ func OpenEngine(name string) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{backend: b, execs: map[string]*graph.Exec{}}, nil
+	return &Engine{backend: b, execs: map[string]*graph.Exec{}, native: b.String() == simplego.BackendName}, nil
 }
 
 // BackendName is the gomlx name of the engine's backend.

@@ -122,6 +122,22 @@ func (h *Head) Predict(e *Engine, x [][]float32) ([]float32, error) {
 	return out[0][:len(x)], nil
 }
 
+// predict is Predict inside the update: plain Go on engines that run the update natively.
+func (h *Head) predict(e *Engine, x [][]float32) ([]float32, error) {
+	if !e.native {
+		return h.Predict(e, x)
+	}
+	if err := h.check(); err != nil {
+		return nil, err
+	}
+	flat, err := packRows("head "+h.Name, x, h.In, len(x))
+	if err != nil {
+		return nil, err
+	}
+	y, _ := h.runNative(flat, len(x), nil)
+	return y, nil
+}
+
 // FitMSE takes steps AdamW steps on weight × the sum over heads of the MSE between head(x) and
 // y, all heads sharing x and y and one clip group (group.Params must be the heads' parameters in
 // order). Each step clips the joint (weighted) gradient to norm clip; weight 0 takes no step. It
@@ -157,6 +173,9 @@ func FitMSE(e *Engine, heads []*Head, group *ClipGroup, clip, weight float64, x 
 		}
 	}
 	n := bucket(len(x), 64)
+	if e.native {
+		n = len(x) // no graph to reuse: no padding
+	}
 	flat, err := packRows("fit", x, heads[0].In, n)
 	if err != nil {
 		return nil, nil, 0, err
@@ -183,8 +202,12 @@ func FitMSE(e *Engine, heads []*Head, group *ClipGroup, clip, weight float64, x 
 		return append(losses, graph.Gradient(total, in[3:3+4*nh]...)...)
 	}
 	// Each step sends the current parameters; the data tensors are rebuilt per call because
-	// Engine.run frees its inputs.
-	call := func() ([][]float32, error) {
+	// Engine.run frees its inputs. The native pass skips the gradient where only the losses are
+	// read (grad false).
+	call := func(grad bool) ([][]float32, error) {
+		if e.native {
+			return mseNative(heads, flat, y, grad), nil
+		}
 		args := append([]any{matrix(flat, n, heads[0].In), matrix(yPad, n), matrix(mask, n)}, paramTensors(params)...)
 		return e.run(key, graphFn, args...)
 	}
@@ -195,17 +218,17 @@ func FitMSE(e *Engine, heads []*Head, group *ClipGroup, clip, weight float64, x 
 		}
 		return l
 	}
-	out, err := call()
+	if weight == 0 {
+		steps = 0
+	}
+	out, err := call(steps > 0)
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("fit %s: %w", group.Name, err)
 	}
 	before = losses(out)
-	if weight == 0 {
-		steps = 0
-	}
 	for s := range steps {
 		if s > 0 {
-			if out, err = call(); err != nil {
+			if out, err = call(true); err != nil {
 				return nil, nil, 0, fmt.Errorf("fit %s step %d: %w", group.Name, s, err)
 			}
 		}
@@ -216,14 +239,14 @@ func FitMSE(e *Engine, heads []*Head, group *ClipGroup, clip, weight float64, x 
 				}
 			}
 		}
-		if gradNorm, err = group.Apply(out[nh:], clip); err != nil {
+		if gradNorm, err = group.Apply(out[nh:], clip, nil); err != nil {
 			return nil, nil, 0, err
 		}
 	}
 	if steps == 0 {
 		return before, before, 0, nil
 	}
-	if out, err = call(); err != nil {
+	if out, err = call(false); err != nil {
 		return nil, nil, 0, fmt.Errorf("fit %s: %w", group.Name, err)
 	}
 	return before, losses(out), gradNorm, nil

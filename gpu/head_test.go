@@ -104,9 +104,13 @@ func headGroup(heads ...*Head) *ClipGroup {
 	return g
 }
 
+// TestHeadPredictMatchesPlainGo checks the head's graph (Predict) and its CPU kernels (predict
+// on a native engine, what the update runs) against a float64 plain-Go forward pass.
 func TestHeadPredictMatchesPlainGo(t *testing.T) {
 	e := testEngine(t)
-	for _, sig := range []bool{true, false} {
+	for _, c := range []struct{ sig, native bool }{{true, false}, {false, false}, {true, true}, {false, true}} {
+		sig := c.sig
+		e.native = c.native
 		h := NewHead("v", 36, 32, sig, false, 11)
 		// Larger weights exercise GELU's negative side and the sigmoid's tails.
 		for i := range h.W1.Value {
@@ -115,9 +119,9 @@ func TestHeadPredictMatchesPlainGo(t *testing.T) {
 		for i := range h.W2.Value {
 			h.W2.Value[i] *= 3
 		}
-		for _, n := range []int{1, 5, 64, 70} { // 70 crosses a padding bucket
+		for _, n := range []int{1, 5, 64, 70, 600} { // 70 crosses a padding bucket, 600 a native group
 			x, _ := headData(n, uint64(n))
-			got, err := h.Predict(e, x)
+			got, err := h.predict(e, x)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -127,7 +131,7 @@ func TestHeadPredictMatchesPlainGo(t *testing.T) {
 			for i, row := range x {
 				want, _, _ := plainHead(h, row)
 				if math.Abs(float64(got[i])-want) > 1e-5*math.Max(1, math.Abs(want)) {
-					t.Fatalf("sigmoid %v n=%d row %d: %v, want %v", sig, n, i, got[i], want)
+					t.Fatalf("sigmoid %v native %v n=%d row %d: %v, want %v", sig, c.native, n, i, got[i], want)
 				}
 			}
 		}
@@ -157,19 +161,17 @@ func TestHeadZeroLastLayer(t *testing.T) {
 	}
 }
 
-// TestFitMSEMatchesPlainAdamW checks three steps against torch.optim.AdamW written in float64
-// plain Go (hand-derived gradients, global-norm clip, bias correction, decoupled decay).
+// TestFitMSEMatchesPlainAdamW checks three steps, as graphs and as CPU kernels, against
+// torch.optim.AdamW written in float64 plain Go (hand-derived gradients, global-norm clip, bias
+// correction, decoupled decay).
 func TestFitMSEMatchesPlainAdamW(t *testing.T) {
 	e := testEngine(t)
 	x, y := headData(50, 12)
-	h := NewHead("v", 36, 32, true, false, 77)
-	g := headGroup(h)
+	h0 := NewHead("v", 36, 32, true, false, 77)
 	hp := AdamW{LR: 0.05, Beta1: 0.9, Beta2: 0.999, Epsilon: 1e-8, WeightDecay: 0.5} // large, so a wrong formula shows
-	for i := range g.Hyper {
-		g.Hyper[i] = hp
-	}
-	const clip = 0.05 // below the initial gradient norm: the clip engages
-	ref := h.Clone()
+	// The clip is below the initial gradient norm: it engages.
+	const clip = 0.05
+	ref := h0.Clone()
 	p := flatValues(ref.Params())
 	m, v := make([]float64, len(p)), make([]float64, len(p))
 	clipped := 0
@@ -197,6 +199,20 @@ func TestFitMSEMatchesPlainAdamW(t *testing.T) {
 	if clipped == 0 {
 		t.Fatal("test setup: the clip never engaged")
 	}
+	for _, native := range []bool{false, true} {
+		e.native = native
+		h := h0.Clone()
+		g := headGroup(h)
+		for i := range g.Hyper {
+			g.Hyper[i] = hp
+		}
+		fitMatches(t, e, h, g, clip, x, y, p)
+	}
+}
+
+// fitMatches takes FitMSE's three steps on h and compares the parameters with p.
+func fitMatches(t *testing.T, e *Engine, h *Head, g *ClipGroup, clip float64, x [][]float32, y []float32, p []float64) {
+	t.Helper()
 	before, after, _, err := FitMSE(e, []*Head{h}, g, clip, 1, x, y, 3)
 	if err != nil {
 		t.Fatal(err)
@@ -215,11 +231,11 @@ func TestFitMSEMatchesPlainAdamW(t *testing.T) {
 		d := math.Abs(got[i] - p[i])
 		sum += d
 		if d > 2e-4 {
-			t.Fatalf("param %d after 3 steps: %.7f, plain-Go AdamW %.7f", i, got[i], p[i])
+			t.Fatalf("native %v: param %d after 3 steps: %.7f, plain-Go AdamW %.7f", e.native, i, got[i], p[i])
 		}
 	}
 	if sum/float64(len(got)) > 5e-6 {
-		t.Fatalf("mean deviation from plain-Go AdamW %.3g", sum/float64(len(got)))
+		t.Fatalf("native %v: mean deviation from plain-Go AdamW %.3g", e.native, sum/float64(len(got)))
 	}
 }
 

@@ -147,6 +147,7 @@ func NewLearner(o LearnerOptions, tasks []string) *Learner {
 		for i := range p.Value {
 			p.Value[i] = float32(v)
 		}
+		p.Steps = make([]int64, len(p.Value)) // a task's entry moves only in steps that hold the task
 		return p
 	}
 	c := o.Comparison
@@ -267,7 +268,8 @@ func (l *Learner) Params() []*Param {
 	return ps
 }
 
-// Counters are the learner's integer state: versions and clip-group step counts.
+// Counters are the learner's integer state: versions, clip-group step counts and the step
+// count of every task's entry of the per-task tables (rowCounters).
 func (l *Learner) Counters() map[string]int64 {
 	c := map[string]int64{
 		"policy_version": l.PolicyVersion, "value_version": l.ValueVersion,
@@ -276,7 +278,49 @@ func (l *Learner) Counters() map[string]int64 {
 	if l.CriticGroup != nil {
 		c["steps/critic"] = l.CriticGroup.Step
 	}
+	for name, ref := range l.rowCounters() {
+		c[name] = ref.p.Steps[ref.i]
+	}
 	return c
+}
+
+// entry is entry i of block p.
+type entry struct {
+	p *Param
+	i int
+}
+
+// rowCounters names the step count of each task's entry of the per-task tables:
+// steps/<table>/<task>.
+func (l *Learner) rowCounters() map[string]entry {
+	out := map[string]entry{}
+	for _, p := range []*Param{l.Anchors, l.LogZ} {
+		if p != nil {
+			for i, task := range l.AnchorTasks {
+				out["steps/"+p.Name+"/"+task] = entry{p, i}
+			}
+		}
+	}
+	return out
+}
+
+// taskRows marks, for each per-task table, the entries of the tasks of trajs: the entries the
+// step's gradient reaches, and the only ones its optimizer step moves (ClipGroup.Apply).
+func (l *Learner) taskRows(trajs []Trajectory) map[*Param][]bool {
+	rows := map[*Param][]bool{}
+	for _, p := range []*Param{l.Anchors, l.LogZ} {
+		if p == nil {
+			continue
+		}
+		in := make([]bool, len(p.Value))
+		for _, tr := range trajs {
+			if i, ok := slices.BinarySearch(l.AnchorTasks, tr.Task); ok {
+				in[i] = true
+			}
+		}
+		rows[p] = in
+	}
+	return rows
 }
 
 // Restore loads saved parameters and counters into a learner built by NewLearner with the same
@@ -317,20 +361,44 @@ func (l *Learner) Restore(saved []*Param, counters map[string]int64, anchorTasks
 		copy(p.M, s.M)
 		copy(p.V, s.V)
 	}
+	// A checkpoint written before the per-task tables became row-sparse has no row counters:
+	// its optimizer moved every entry in every step, so each entry's count is the group's.
+	rowNames := l.rowCounters()
+	legacy := len(rowNames) > 0
+	for name := range rowNames {
+		if _, ok := counters[name]; ok {
+			legacy = false
+		}
+	}
 	want := l.Counters()
 	for k := range want {
+		if _, row := rowNames[k]; row && legacy {
+			continue
+		}
 		v, ok := counters[k]
 		if !ok || v < 0 {
 			return fmt.Errorf("restore: checkpoint has no valid counter %s", k)
 		}
 	}
-	if len(counters) != len(want) {
-		return fmt.Errorf("restore: checkpoint has %d counters, want %d", len(counters), len(want))
+	if n := len(want); len(counters) != n && !(legacy && len(counters) == n-len(rowNames)) {
+		return fmt.Errorf("restore: checkpoint has %d counters, want %d", len(counters), n)
 	}
 	l.PolicyVersion, l.ValueVersion = counters["policy_version"], counters["value_version"]
 	l.PolicyGroup.Step, l.ValueGroup.Step, l.OutcomeGroup.Step = counters["steps/policy"], counters["steps/value"], counters["steps/outcome"]
 	if l.CriticGroup != nil {
 		l.CriticGroup.Step = counters["steps/critic"]
+	}
+	for _, p := range []*Param{l.Anchors, l.LogZ} {
+		if p != nil && legacy {
+			for i := range p.Steps {
+				p.Steps[i] = l.PolicyGroup.Step
+			}
+		}
+	}
+	for name, ref := range rowNames {
+		if !legacy {
+			ref.p.Steps[ref.i] = counters[name]
+		}
 	}
 	return nil
 }

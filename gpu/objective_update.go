@@ -33,7 +33,7 @@ func (l *Learner) objectiveUpdate(e *Engine, in UpdateInput) (*UpdateResult, [][
 	case ObjectiveTB, ObjectiveTTB:
 		var grads [][]float32
 		if grads, err = l.balanceGradient(e, in.Trajectories, set, res); err == nil {
-			res.Metrics.GradNorm, err = l.PolicyGroup.Apply(grads, l.opt.Optimizer.GradClip)
+			res.Metrics.GradNorm, err = l.PolicyGroup.Apply(grads, l.opt.Optimizer.GradClip, l.taskRows(in.Trajectories))
 			res.Metrics.PolicySteps = 1
 		}
 	case ObjectivePPO, ObjectiveGRPO:
@@ -175,7 +175,7 @@ func (l *Learner) surrogateSteps(e *Engine, trajs []Trajectory, set trainSet, re
 	adv := make(map[int][]float64, len(set.trajs))
 	var groupAdv map[int]float64
 	if o.objective() == ObjectivePPO {
-		v, err := l.Critic.Predict(e, set.resIn)
+		v, err := l.Critic.predict(e, set.resIn)
 		if err != nil {
 			return err
 		}
@@ -237,7 +237,7 @@ func (l *Learner) surrogateSteps(e *Engine, trajs []Trajectory, set trainSet, re
 		if err != nil {
 			return err
 		}
-		norm, err := l.PolicyGroup.Apply(grads, o.Optimizer.GradClip)
+		norm, err := l.PolicyGroup.Apply(grads, o.Optimizer.GradClip, nil)
 		if err != nil {
 			return fmt.Errorf("update: epoch %d: %w", epoch, err)
 		}

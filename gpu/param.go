@@ -17,6 +17,10 @@ type Param struct {
 	Dims  []int
 	Value []float32
 	M, V  []float32 // AdamW first and second moments; nil for a frozen block
+	// Steps makes a trainable block row-sparse (the per-task tables): entry i moves only in
+	// optimizer steps whose batch reaches it, and Steps[i] counts those steps (its bias
+	// correction's t). nil for dense blocks, which take their clip group's step.
+	Steps []int64
 }
 
 func newParam(name string, trainable bool, dims ...int) *Param {
@@ -38,7 +42,7 @@ func (p *Param) tensor() *tensors.Tensor { return matrix(p.Value, p.Dims...) }
 
 // clone is a deep copy.
 func (p *Param) clone() *Param {
-	return &Param{Name: p.Name, Dims: slices.Clone(p.Dims), Value: slices.Clone(p.Value), M: slices.Clone(p.M), V: slices.Clone(p.V)}
+	return &Param{Name: p.Name, Dims: slices.Clone(p.Dims), Value: slices.Clone(p.Value), M: slices.Clone(p.M), V: slices.Clone(p.V), Steps: slices.Clone(p.Steps)}
 }
 
 // uniform fills the values from U(−1/√fanIn, 1/√fanIn), torch.nn.Linear's initialisation.
@@ -58,7 +62,8 @@ func (p *Param) check() error {
 		}
 		n *= d
 	}
-	if len(p.Value) != n || (p.M != nil && (len(p.M) != n || len(p.V) != n)) || (p.M == nil) != (p.V == nil) {
+	if len(p.Value) != n || (p.M != nil && (len(p.M) != n || len(p.V) != n)) || (p.M == nil) != (p.V == nil) ||
+		(p.Steps != nil && (len(p.Steps) != n || p.M == nil)) {
 		return fmt.Errorf("parameter %s: %d values (moments %d, %d) for dimensions %v", p.Name, len(p.Value), len(p.M), len(p.V), p.Dims)
 	}
 	return nil

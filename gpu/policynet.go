@@ -225,21 +225,9 @@ type policyInputs struct {
 }
 
 func (p *PolicyNet) pack(batch []PolicyRow) (*policyInputs, error) {
-	maxLegal := 1
-	for i, r := range batch {
-		if r.Legal() < 1 {
-			return nil, fmt.Errorf("policy net: row %d has no legal action", i)
-		}
-		if len(r.State) != p.StateWidth {
-			return nil, fmt.Errorf("policy net: row %d: state has %d values, want %d", i, len(r.State), p.StateWidth)
-		}
-		if len(r.Actions) != r.Legal()*policy.ActionWidth {
-			return nil, fmt.Errorf("policy net: row %d: %d action values for %d legal actions of width %d", i, len(r.Actions), r.Legal(), policy.ActionWidth)
-		}
-		maxLegal = max(maxLegal, r.Legal())
-	}
-	if maxLegal > p.MaxLegal {
-		return nil, fmt.Errorf("policy net: a decision has %d legal actions, more than policy.max_legal_actions = %d", maxLegal, p.MaxLegal)
+	maxLegal, err := p.checkRows(batch)
+	if err != nil {
+		return nil, err
 	}
 	in := &policyInputs{n: len(batch), rows: bucket(len(batch), 8), k: min(bucket(maxLegal, 16), p.MaxLegal)}
 	sw, aw, k := p.StateWidth, policy.ActionWidth, in.k
@@ -259,6 +247,27 @@ func (p *PolicyNet) pack(batch []PolicyRow) (*policyInputs, error) {
 		in.mk[i*k] = 1
 	}
 	return in, nil
+}
+
+// checkRows checks every row's sizes and returns the largest legal count.
+func (p *PolicyNet) checkRows(batch []PolicyRow) (int, error) {
+	maxLegal := 1
+	for i, r := range batch {
+		if r.Legal() < 1 {
+			return 0, fmt.Errorf("policy net: row %d has no legal action", i)
+		}
+		if len(r.State) != p.StateWidth {
+			return 0, fmt.Errorf("policy net: row %d: state has %d values, want %d", i, len(r.State), p.StateWidth)
+		}
+		if len(r.Actions) != r.Legal()*policy.ActionWidth {
+			return 0, fmt.Errorf("policy net: row %d: %d action values for %d legal actions of width %d", i, len(r.Actions), r.Legal(), policy.ActionWidth)
+		}
+		maxLegal = max(maxLegal, r.Legal())
+	}
+	if maxLegal > p.MaxLegal {
+		return 0, fmt.Errorf("policy net: a decision has %d legal actions, more than policy.max_legal_actions = %d", maxLegal, p.MaxLegal)
+	}
+	return maxLegal, nil
 }
 
 func (in *policyInputs) tensors(sw int) []any {

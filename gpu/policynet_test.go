@@ -360,6 +360,8 @@ func TestMatMulCustomGradMatchesAutodiff(t *testing.T) {
 	}
 }
 
+// BenchmarkPolicyNetScore scores a rollout wave: 128 episodes' decisions, K bucket 64 (under
+// -short: 8 decisions).
 func BenchmarkPolicyNetScore(bm *testing.B) {
 	e := testEngine(bm)
 	def, err := config.Default()
@@ -368,7 +370,11 @@ func BenchmarkPolicyNetScore(bm *testing.B) {
 	}
 	p := NewPolicyNet(def.Policy, policy.StateWidth(6), 1)
 	randomiseAdapter(p, 2, 0.01)
-	rows := randomRows(p, 128, 46, 3) // a rollout wave: 128 episodes, K bucket 64
+	n := 128
+	if testing.Short() {
+		n = 8
+	}
+	rows := randomRows(p, n, 46, 3)
 	if _, err := p.Score(e, rows); err != nil {
 		bm.Fatal(err)
 	}

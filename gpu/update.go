@@ -140,7 +140,7 @@ func (l *Learner) Update(e *Engine, in UpdateInput) (*UpdateResult, error) {
 		if res, grads, resIn, err = l.lossAndGradient(e, in); err != nil {
 			return nil, err
 		}
-		if res.Metrics.GradNorm, err = l.PolicyGroup.Apply(grads, l.opt.Optimizer.GradClip); err != nil {
+		if res.Metrics.GradNorm, err = l.PolicyGroup.Apply(grads, l.opt.Optimizer.GradClip, l.taskRows(in.Trajectories)); err != nil {
 			return nil, err
 		}
 		res.Metrics.PolicySteps = 1
@@ -250,7 +250,7 @@ func (l *Learner) lossAndGradient(e *Engine, in UpdateInput) (*UpdateResult, [][
 	met.PolicyForwardRows += len(rows)
 	resid := make([]float32, len(rows))
 	if o.FlowCorrections {
-		if resid, err = l.Residual.Predict(e, resIn); err != nil {
+		if resid, err = l.Residual.predict(e, resIn); err != nil {
 			return nil, nil, nil, err
 		}
 		met.HeadRows += len(rows)
@@ -415,6 +415,9 @@ func (l *Learner) anchorTB(trajs []Trajectory, res *UpdateResult) (dDelta, dFlow
 func (l *Learner) policyGradient(e *Engine, rows []PolicyRow, refs []StateRef, trajs []Trajectory, resIn [][]float32, cTheta, cResid []float32) ([][]float32, []float64, error) {
 	p, h := l.Policy, l.Residual
 	withResid := l.opt.trainsResidual()
+	if e.native {
+		return l.policyGradientNative(rows, refs, trajs, resIn, cTheta, cResid)
+	}
 	nParams := len(p.Adapter)
 	if withResid {
 		nParams += 4
@@ -493,6 +496,39 @@ func (l *Learner) policyGradient(e *Engine, rows []PolicyRow, refs []StateRef, t
 	return grads, logp, nil
 }
 
+// policyGradientNative is policyGradient on the CPU (native.go); b_ψ's part is the head's
+// gradient with each row's output weighted by cResid.
+func (l *Learner) policyGradientNative(rows []PolicyRow, refs []StateRef, trajs []Trajectory, resIn [][]float32, cTheta, cResid []float32) ([][]float32, []float64, error) {
+	p, h := l.Policy, l.Residual
+	if err := p.check(); err != nil {
+		return nil, nil, err
+	}
+	if _, err := p.checkRows(rows); err != nil {
+		return nil, nil, fmt.Errorf("update: policy gradient: %w", err)
+	}
+	chosen, hRho := make([]int, len(rows)), make([][]float32, len(rows))
+	for i, ref := range refs {
+		chosen[i] = trajs[ref.Traj].Steps[ref.T].Chosen
+		if len(resIn[i]) != h.In {
+			return nil, nil, fmt.Errorf("update: policy gradient: residual input %d has %d values, want %d", i, len(resIn[i]), h.In)
+		}
+		hRho[i] = resIn[i][:p.EncoderDim]
+	}
+	grads, logp := p.gradientNative(rows, chosen, hRho, cTheta)
+	if l.opt.trainsResidual() {
+		if err := h.check(); err != nil {
+			return nil, nil, err
+		}
+		x, err := packRows("residual input", resIn, h.In, len(resIn))
+		if err != nil {
+			return nil, nil, err
+		}
+		_, g := h.runNative(x, len(resIn), func(lo int, y []float32) []float32 { return cResid[lo : lo+len(y)] })
+		grads = append(grads, h.splitGrad(g)...)
+	}
+	return grads, logp, nil
+}
+
 // fitValue takes the value head's joint step on this step's states (its gradient weighted by
 // value_head.loss_weight; skipped at weight 0), then fit_steps − 1 steps on the replay window.
 func (l *Learner) fitValue(e *Engine, in UpdateInput, met *UpdateMetrics) error {
@@ -523,6 +559,12 @@ func (l *Learner) fitValue(e *Engine, in UpdateInput, met *UpdateMetrics) error 
 func (p *PolicyNet) Encode(e *Engine, batch []PolicyRow) ([][]float32, error) {
 	if err := p.check(); err != nil {
 		return nil, err
+	}
+	if e.native {
+		if _, err := p.checkRows(batch); err != nil {
+			return nil, fmt.Errorf("policy net encode: %w", err)
+		}
+		return p.encodeRowsNative(batch), nil
 	}
 	out := make([][]float32, 0, len(batch))
 	E, S := p.EncoderDim, p.StateWidth

@@ -142,10 +142,12 @@ func denseGradient(t *testing.T, e *Engine, l *Learner, in UpdateInput, res *Upd
 
 // TestUpdateGradientMatchesDenseAutodiff is Lemma A.17: routing Γ_t through ∇log π_θ and ∂L/∂F_t
 // through ∇b_ψ, in chunks, equals plain autodiff of the batch-mean loss, with the root
-// anchored and not.
+// anchored and not, computed as graphs and as the CPU kernels (native.go).
 func TestUpdateGradientMatchesDenseAutodiff(t *testing.T) {
 	e := testEngine(t)
-	for _, hard := range []bool{false, true} {
+	for _, c := range []struct{ hard, native bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		hard := c.hard
+		e.native = c.native
 		o := testLearnerOptions()
 		o.HardAnchorRoot = hard
 		l := NewLearner(o, testTasks)
@@ -163,7 +165,7 @@ func TestUpdateGradientMatchesDenseAutodiff(t *testing.T) {
 		for i := range want {
 			for j := range want[i] {
 				if math.Abs(float64(grads[i][j]-want[i][j])) > 1e-3*scale+1e-6 {
-					t.Fatalf("hard root %v: %s[%d]: routed %v, dense autodiff %v", hard, l.PolicyGroup.Params[i].Name, j, grads[i][j], want[i][j])
+					t.Fatalf("hard root %v native %v: %s[%d]: routed %v, dense autodiff %v", hard, c.native, l.PolicyGroup.Params[i].Name, j, grads[i][j], want[i][j])
 				}
 			}
 		}

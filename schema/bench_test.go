@@ -10,30 +10,38 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
-const benchRows = 1_000_000
+// benchRows is the decisions file's size: 1,000,000 rows, or 2,000 under -short (make test runs
+// every benchmark once that way, so none of them rots).
+func benchRows() int {
+	if testing.Short() {
+		return 2_000
+	}
+	return 1_000_000
+}
 
 var (
 	benchOnce    sync.Once
 	benchBatches []arrow.RecordBatch
 	benchBytes   int64
+	benchErr     error
 )
 
 // decisionsData builds a decisions table shaped like a real rollout:
 // episodes of ~8 decisions, 30 features, a 40-float policy input, ~10 legal
 // actions with 16-wide mostly one-hot descriptors, short strings. It is
-// built once (in 16,384-row batches) and shared by the sub-benchmarks.
-func decisionsData() ([]arrow.RecordBatch, int64) {
+// built once (in 16,384-row batches, through Build and DecisionRow, so it
+// follows the table's columns) and shared by the sub-benchmarks.
+func decisionsData(b *testing.B) ([]arrow.RecordBatch, int64) {
 	benchOnce.Do(func() {
 		rng := rand.New(rand.NewPCG(1, 2))
 		kinds := []string{"add_node", "add_edge", "remove_edge", "set_output", "attach_skill", "stop"}
 		roles := []string{"solver", "critic", "planner", "coder", "verifier"}
-		b := array.NewRecordBuilder(memory.DefaultAllocator, Decisions.Schema)
-		defer b.Release()
+		n := benchRows()
+		rows := make([]DecisionRow, 0, 16384)
 		ep, t := 0, 0
-		for row := range benchRows {
+		for row := range n {
 			if t == 0 || rng.IntN(8) == 0 {
 				ep, t = ep+1, 0
 			}
@@ -45,89 +53,59 @@ func decisionsData() ([]arrow.RecordBatch, int64) {
 				k := kinds[rng.IntN(len(kinds))]
 				legal[i] = fmt.Sprintf(`{"kind":%q,"role":%q,"src":%d,"dst":%d}`, k, roles[rng.IntN(len(roles))], rng.IntN(6), rng.IntN(6))
 			}
-			f := 0
-			b.Field(f).(*array.StringBuilder).Append(fmt.Sprintf("3/task-%06d/current/%d", ep/4, ep%4))
-			f++
-			b.Field(f).(*array.Int32Builder).Append(int32(t))
-			f++
-			b.Field(f).(*array.StringBuilder).Append(legal[chosen])
-			f++
-			b.Field(f).(*array.StringBuilder).Append(kinds[rng.IntN(len(kinds))])
-			f++
-			lb := b.Field(f).(*array.ListBuilder)
-			lb.Append(true)
-			for _, s := range legal {
-				lb.ValueBuilder().(*array.StringBuilder).Append(s)
-			}
-			f++
-			b.Field(f).(*array.Int32Builder).Append(int32(chosen))
-			f++
-			b.Field(f).(*array.BooleanBuilder).Append(nLegal == 1)
-			f++
-			feats := make([]float32, 30)
-			for i := range feats {
+			d := DecisionRow{EpisodeID: fmt.Sprintf("3/task-%06d/current/%d", ep/4, ep%4), T: int32(t), ActionJSON: legal[chosen],
+				ActionKind: kinds[rng.IntN(len(kinds))], LegalActions: legal, Chosen: int32(chosen), Forced: nLegal == 1,
+				Value: float32(rng.Float64()), ValueChange: float32(rng.NormFloat64() * 0.1), ActionWidth: 16,
+				LogpBehavior: -rng.ExpFloat64(), StructureKey: fmt.Sprintf("sha256:%016x", rng.Uint64()),
+				CoarseKey: fmt.Sprintf("coarse:%d:%d", nNodes, nEdges), NNodes: int32(nNodes), NEdges: int32(nEdges),
+				Observation:   fmt.Sprintf("node %d answered; tests %d/%d passed", rng.IntN(6), rng.IntN(5), 5),
+				OutputChanged: rng.IntN(3) == 0}
+			for i := range d.Features {
 				switch {
 				case i < 10: // counts and small integers
-					feats[i] = float32(rng.IntN(8))
+					d.Features[i] = float32(rng.IntN(8))
 				case i < 20: // ratios
-					feats[i] = float32(rng.IntN(101)) / 100
+					d.Features[i] = float32(rng.IntN(101)) / 100
 				default: // continuous
-					feats[i] = float32(rng.NormFloat64())
+					d.Features[i] = float32(rng.NormFloat64())
 				}
 			}
-			fb := b.Field(f).(*array.FixedSizeListBuilder)
-			fb.Append(true)
-			fb.ValueBuilder().(*array.Float32Builder).AppendValues(feats, nil)
-			f++
-			value := float32(rng.Float64())
-			b.Field(f).(*array.Float32Builder).Append(value)
-			f++
-			b.Field(f).(*array.Float32Builder).Append(float32(rng.NormFloat64() * 0.1))
-			f++
-			pb := b.Field(f).(*array.ListBuilder)
-			pb.Append(true)
-			pv := pb.ValueBuilder().(*array.Float32Builder)
-			pv.AppendValues(feats, nil)
-			for range 10 {
-				pv.Append(float32(rng.IntN(2)))
+			d.PolicyInput = make([]float32, 40)
+			copy(d.PolicyInput, d.Features[:])
+			for i := range 10 {
+				d.PolicyInput[30+i] = float32(rng.IntN(2))
 			}
-			f++
-			ab := b.Field(f).(*array.ListBuilder)
-			ab.Append(true)
-			av := ab.ValueBuilder().(*array.Float32Builder)
 			for range nLegal {
-				d := make([]float32, 16)
-				d[rng.IntN(6)] = 1 // action kind one-hot
-				d[6+rng.IntN(5)] = 1
-				d[11] = float32(rng.IntN(6)) / 5
-				d[12] = float32(rng.IntN(6)) / 5
-				d[13] = float32(rng.NormFloat64())
-				av.AppendValues(d, nil)
+				a := make([]float32, 16)
+				a[rng.IntN(6)] = 1 // action kind one-hot
+				a[6+rng.IntN(5)] = 1
+				a[11] = float32(rng.IntN(6)) / 5
+				a[12] = float32(rng.IntN(6)) / 5
+				a[13] = float32(rng.NormFloat64())
+				d.ActionInputs = append(d.ActionInputs, a...)
+				d.PriorLogits = append(d.PriorLogits, float32(rng.NormFloat64()))
 			}
-			f++
-			b.Field(f).(*array.Int32Builder).Append(16)
-			f++
-			b.Field(f).(*array.Float64Builder).Append(-rng.ExpFloat64())
-			f++
-			b.Field(f).(*array.StringBuilder).Append(fmt.Sprintf("sha256:%016x", rng.Uint64()))
-			f++
-			b.Field(f).(*array.StringBuilder).Append(fmt.Sprintf("coarse:%d:%d", nNodes, nEdges))
-			f++
-			b.Field(f).(*array.Int32Builder).Append(int32(nNodes))
-			f++
-			b.Field(f).(*array.Int32Builder).Append(int32(nEdges))
-			f++
-			b.Field(f).(*array.StringBuilder).Append(fmt.Sprintf("node %d answered; tests %d/%d passed", rng.IntN(6), rng.IntN(5), 5))
-			f++
-			b.Field(f).(*array.BooleanBuilder).Append(rng.IntN(3) == 0)
+			if rng.IntN(2) == 0 {
+				score := rng.Float64()
+				d.OutputScore = &score
+			}
+			rows = append(rows, d)
 			t++
-			if (row+1)%16384 == 0 || row == benchRows-1 {
-				rec := b.NewRecordBatch()
+			if len(rows) == 16384 || row == n-1 {
+				rec, err := Build(Decisions, rows)
+				if err != nil {
+					benchErr = err
+					return
+				}
 				benchBytes += recordSize(rec)
 				benchBatches = append(benchBatches, rec)
+				rows = rows[:0]
 			}
 		}
 	})
+	if benchErr != nil {
+		b.Fatal(benchErr)
+	}
 	return benchBatches, benchBytes
 }
 
@@ -195,7 +173,7 @@ func scanAll(rec arrow.RecordBatch) (sum float64) {
 // decisions file. MB/s is over the uncompressed in-memory size; file-MB is
 // the size on disk. Run: go test ./schema -run xxx -bench Decisions -benchtime 1x
 func BenchmarkDecisionsWriteRead(b *testing.B) {
-	batches, size := decisionsData()
+	batches, size := decisionsData(b)
 	dir := b.TempDir()
 	path := filepath.Join(dir, "decisions.arrow")
 	fileMB := func() float64 {
@@ -241,7 +219,7 @@ func BenchmarkDecisionsWriteRead(b *testing.B) {
 			}
 			rr.Release()
 			f.Close()
-			if rows != benchRows {
+			if rows != int64(benchRows()) {
 				b.Fatalf("read %d rows", rows)
 			}
 		}

@@ -79,8 +79,13 @@ func benchWorld(b testing.TB, r *rundir.Run, step, nDecisions int, taskIDs []str
 // join the anchor pool. Run it with
 //
 //	go test -tags duckdb_arrow -run '^$' -bench Aggregate10M -benchtime 1x ./stages/aggregate/
+//
+// Under -short (make test) it aggregates 2,000 rows of 20 tasks per family and 500 structures.
 func BenchmarkAggregate10M(b *testing.B) {
-	nDecisions := 10_000_000
+	nDecisions, tasksPerFamily, nShapes := 10_000_000, 2000, 50_000
+	if testing.Short() {
+		nDecisions, tasksPerFamily, nShapes = 2_000, 20, 500
+	}
 	if s := os.Getenv("AGGREGATE_BENCH_ROWS"); s != "" { // smaller trial runs
 		var err error
 		if nDecisions, err = strconv.Atoi(s); err != nil {
@@ -93,7 +98,7 @@ func BenchmarkAggregate10M(b *testing.B) {
 	var ts []tasks.Task
 	var taskIDs []string
 	for _, fam := range cfg.Families {
-		for q := 0; q < 2000; q++ {
+		for q := 0; q < tasksPerFamily; q++ {
 			id := fmt.Sprintf("%s/q%05d", fam, q)
 			taskIDs = append(taskIDs, id)
 			tk := tasks.Task{ID: id, Family: fam, TaskType: fam, Split: "train", SourceID: id, Origin: "bench", Prompt: "?"}
@@ -107,7 +112,7 @@ func BenchmarkAggregate10M(b *testing.B) {
 	w := &world{cfg: cfg, tasks: ts}
 	r := newRun(b, w)
 	var shapes []structure
-	for i := 0; i < 50_000; i++ {
+	for range nShapes {
 		n := rng.IntN(8)
 		shapes = append(shapes, structure{hash: fmt.Sprintf("%016x%016x%016x%016x", rng.Uint64(), rng.Uint64(), rng.Uint64(), rng.Uint64()),
 			nodes: n, edges: rng.IntN(n*(n-1)/2 + 1)})

@@ -10,8 +10,13 @@ import (
 
 // BenchmarkRolloutBatch runs the whole stage (schedule, 32 tasks x 4 episodes on the simulated
 // world with the default worker pool, Arrow writing) and reports episodes/s and decisions/s.
+// Under -short (make test) it rolls out 4 tasks x 3 episodes instead.
 func BenchmarkRolloutBatch(b *testing.B) {
 	r := smallRun(b, b.TempDir(), func(c *config.Config) {
+		if testing.Short() {
+			c.Batch = config.Batch{Tasks: 4, CurrentRollouts: 2, ReferenceRollouts: 1}
+			return
+		}
 		def, _ := config.Default()
 		c.Batch, c.Rollout = def.Batch, def.Rollout
 	})

@@ -13,8 +13,13 @@ import (
 // CPU time per call of the whole process (client and test server together, an upper bound on
 // the client's), the latency a caller sees beyond the server's delay (which also holds
 // scheduling waits on a busy machine), and the most calls the server saw in flight at once.
+// Under -short (make test) each caller makes 8 calls instead of 32.
 func BenchmarkChat64InFlight(b *testing.B) {
-	const callers, perCaller = 64, 32
+	const callers = 64
+	perCaller := 32
+	if testing.Short() {
+		perCaller = 8
+	}
 	var delays atomic.Int64
 	f := newFake(b, func(n int64, _ wireRequest) reply {
 		d := time.Duration(10+n*7%21) * time.Millisecond
