@@ -2,7 +2,8 @@
 # same-outputs.sh BASE [STEPS] — check that the working tree writes the same run files as the
 # commit BASE: builds both binaries, trains STEPS steps (default 3) of the default configuration
 # with each, evaluates once, and compares every file of the two run folders byte for byte.
-# A refactor that promises unchanged behaviour runs this (make same-outputs BASE=<rev>).
+# A refactor that promises unchanged behaviour runs this (make same-outputs BASE=<rev>). Needs a
+# clean BASE checkout (git worktree) and a few minutes.
 set -euo pipefail
 base=${1:?usage: scripts/same-outputs.sh BASE [STEPS]}
 steps=${2:-3}
@@ -23,8 +24,20 @@ for side in base new; do
   "$bin" eval --run "$run" --runs 1 >/dev/null
 done
 
+# Files are compared byte for byte, except what differs between any two runs of one binary: the
+# lock file (the last writer's pid), run.yaml's creation time and code version, and a manifest's
+# wall times, finish times, code version and its own checksum (over those). Those are compared
+# with the lines carrying them removed.
+normalise() {
+  case "$1" in
+  ./.lock) echo "(lock file)" ;;
+  ./run.yaml) grep -v -E '^(created_at|code_version):' "$1" | sha256sum | cut -d' ' -f1 ;;
+  */manifest.json) grep -v -E '"(wall_ms|finished|code_version|sha256)":' "$1" | sha256sum | cut -d' ' -f1 ;;
+  *) sha256sum "$1" | cut -d' ' -f1 ;;
+  esac
+}
 for side in base new; do
-  (cd "$tmp/$side/run" && find . -type f -print0 | sort -z | xargs -0 sha256sum) >"$tmp/$side.sum"
+  (cd "$tmp/$side/run" && find . -type f | LC_ALL=C sort | while read -r f; do echo "$(normalise "$f")  $f"; done) >"$tmp/$side.sum"
 done
 if diff -u "$tmp/base.sum" "$tmp/new.sum"; then
   echo "same outputs: $(wc -l <"$tmp/new.sum") files identical to $base's after $steps steps and an evaluation"
