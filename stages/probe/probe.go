@@ -17,6 +17,7 @@ import (
 	"github.com/evosteer/evosteer-go/internal/atomicfile"
 	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/executor"
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/learner"
 	"github.com/evosteer/evosteer-go/internal/orchestra"
 	"github.com/evosteer/evosteer-go/internal/rundir"
@@ -75,7 +76,7 @@ type Result struct {
 
 // StepDir is the probe folder of a step.
 func StepDir(r *rundir.Run, step int) string {
-	return filepath.Join(r.Dir, Folder, filepath.Base(r.StepDir(step)))
+	return filepath.Join(r.Dir, Folder, layout.StepDir(step))
 }
 
 // Run probes the learner of o.Step and writes its folder.
@@ -459,12 +460,8 @@ func Steps(r *rundir.Run) ([]int, error) {
 	}
 	var steps []int
 	for _, e := range entries {
-		name, ok := strings.CutPrefix(e.Name(), "step-")
-		if !e.IsDir() || !ok || len(name) != 6 {
-			continue
-		}
-		k, err := strconv.Atoi(name)
-		if err != nil || k < 0 {
+		k, ok := layout.ParseStepDir(e.Name())
+		if !e.IsDir() || !ok {
 			continue
 		}
 		if _, err := os.Stat(filepath.Join(r.Dir, Folder, e.Name(), TableFile)); err == nil {
