@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/paradigms"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/tasks"
@@ -30,7 +31,7 @@ func tinyStudy(t *testing.T, dir string, steps int) Options {
 // evalRows are a run folder's eval/results.arrow.
 func evalRows(t *testing.T, dir string) []schema.EvalRow {
 	t.Helper()
-	rows, err := schema.ReadFile[schema.EvalRow](schema.EvalResults, filepath.Join(dir, evaluate.Folder, evaluate.ResultsFile))
+	rows, err := schema.ReadFile[schema.EvalRow](schema.EvalResults, filepath.Join(dir, layout.Eval, layout.EvalResultsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +227,7 @@ func TestStudyTablesMatchTheRunFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	betaResults := filepath.Join(dir, "beta-6-s1", evaluate.Folder, evaluate.ResultsFile)
+	betaResults := filepath.Join(dir, "beta-6-s1", layout.Eval, layout.EvalResultsFile)
 	evaluatedAt, err := os.Stat(betaResults)
 	if err != nil {
 		t.Fatal(err)
@@ -259,9 +260,9 @@ func TestStudyTablesMatchTheRunFiles(t *testing.T) {
 	}
 
 	// A β run whose evaluation lacks ρ is refused, naming it: its θ − ρ has no pair.
-	bad := filepath.Join(dir, "beta-6-s2", evaluate.Folder, evaluate.ResultsFile)
+	bad := filepath.Join(dir, "beta-6-s2", layout.Eval, layout.EvalResultsFile)
 	rows := slices.DeleteFunc(evalRows(t, filepath.Join(dir, "beta-6-s2")), func(r schema.EvalRow) bool { return r.Policy == evaluate.Reference })
-	if err := schema.WriteRows(schema.EvalResults, bad, schema.Lineage{Run: "beta-6-s2", Stage: evaluate.Folder}, rows); err != nil {
+	if err := schema.WriteRows(schema.EvalResults, bad, schema.Lineage{Run: "beta-6-s2", Stage: layout.Eval}, rows); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := load(context.Background(), dir, o.runDirs()); err == nil || !strings.Contains(err.Error(), "comparison_beta.sql: β = 6: θ evaluated without ρ") ||

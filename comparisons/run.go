@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/learner"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/pipeline"
@@ -163,7 +164,7 @@ func runOne(ctx context.Context, o Options, s spec, logf func(string, ...any)) e
 		if !d.Skipped {
 			fmt.Fprintf(timings, "%d\t%s\t%.3f\n", d.Step, d.Stage, float64(d.Wall.Microseconds())/1000)
 		}
-		if d.Stage == pipeline.Stages[len(pipeline.Stages)-1] {
+		if d.Stage == pipeline.Stages[len(pipeline.Stages)-1].Name() {
 			if !d.Skipped {
 				logf("%s: step %d/%d trained in %s", s.name(), d.Step, o.Steps, time.Since(stepStart).Round(10*time.Millisecond))
 			}
@@ -218,7 +219,7 @@ func openOrInit(ctx context.Context, dir string, cfg *config.Config, version str
 // trained policy of the last step with the requested number of runs, ρ too in the full method's
 // and the β study's runs, and the paradigms in the full method's.
 func evaluated(r *rundir.Run, o Options, s spec) (bool, error) {
-	path := filepath.Join(r.Dir, evaluate.Folder, evaluate.ResultsFile)
+	path := filepath.Join(r.Dir, layout.Eval, layout.EvalResultsFile)
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}

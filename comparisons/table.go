@@ -17,6 +17,7 @@ import (
 
 	"github.com/evosteer/evosteer-go/internal/atomicfile"
 	"github.com/evosteer/evosteer-go/internal/duck"
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/paradigms"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/tasks"
@@ -270,7 +271,7 @@ func readUpdateTimings(path string) ([]float64, error) {
 		if len(fields) != 3 {
 			return nil, fmt.Errorf("%s line %d: want step, stage and milliseconds separated by tabs", path, line)
 		}
-		if fields[1] != "update" {
+		if fields[1] != layout.Update {
 			continue
 		}
 		v, err := strconv.ParseFloat(fields[2], 64)

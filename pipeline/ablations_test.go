@@ -155,7 +155,7 @@ func legalKind(kind string) string {
 // (internal/policy/encode.go): the 30 execution features f(s), the task-type one-hot, v̂ and Δv̂.
 type stateLayout struct{ families, value, valueChange int }
 
-func layout(cfg *config.Config) stateLayout {
+func newStateLayout(cfg *config.Config) stateLayout {
 	f := len(cfg.Families)
 	return stateLayout{families: f, value: 30 + f + 1, valueChange: 30 + f + 2}
 }
@@ -207,7 +207,7 @@ func TestAblationInterleavedExecution(t *testing.T) {
 // b_ψ and v̂) is still recorded, the task-type one-hot and v̂ stay in the state.
 func TestAblationExecutionFeatures(t *testing.T) {
 	ab := ablated(t, "execution-features", 1, nil)
-	l := layout(ab.cfg)
+	l := newStateLayout(ab.cfg)
 	sql := fmt.Sprintf(`SELECT
 		count(*) FILTER (list_bool_or(list_transform(policy_input[1:30], x -> x <> 0))) AS state_features_nonzero,
 		count(*) FILTER (policy_input[1:30] <> features::FLOAT[]) AS state_features_differ,
@@ -247,7 +247,7 @@ func TestAblationLearnableRepair(t *testing.T) {
 // the execution features stay in the state.
 func TestAblationValueHead(t *testing.T) {
 	ab := ablated(t, "value-head", 1, nil)
-	l := layout(ab.cfg)
+	l := newStateLayout(ab.cfg)
 	sql := fmt.Sprintf(`SELECT
 		count(*) FILTER (value <> 0) AS value_nonzero,
 		count(*) FILTER (value_change <> 0) AS value_change_nonzero,

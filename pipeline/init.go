@@ -23,7 +23,7 @@ func Init(ctx context.Context, dir string, cfg *config.Config, version string, p
 				return err
 			}
 		}
-		_, err := r.RunStage(ctx, 0, learner.Initial(r), false)
+		_, err := r.RunStage(ctx, 0, learner.Initial{}, false)
 		return err
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/evosteer/evosteer-go/gpu"
 	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/episode"
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/learner"
 	"github.com/evosteer/evosteer-go/internal/orchestra"
 	"github.com/evosteer/evosteer-go/internal/rundir"
@@ -18,7 +19,6 @@ import (
 	"github.com/evosteer/evosteer-go/internal/skills"
 	"github.com/evosteer/evosteer-go/internal/tasks"
 	"github.com/evosteer/evosteer-go/schema"
-	"github.com/evosteer/evosteer-go/stages/update"
 )
 
 // learningConfig is the simulated world of the learning test: two families, a reference that
@@ -79,7 +79,7 @@ func TestAnchorTBLearnsOnTheSimulatedWorld(t *testing.T) {
 	}
 	var loss, lossRho float64
 	for k := steps - 9; k <= steps; k++ {
-		m, err := schema.ReadFile[schema.UpdateMetricsRow](schema.UpdateMetrics, filepath.Join(r.StageDir(k, update.Name), update.MetricsFile))
+		m, err := schema.ReadFile[schema.UpdateMetricsRow](schema.UpdateMetrics, filepath.Join(r.StageDir(k, layout.Update), layout.UpdateMetricsFile))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/skills"
 	"github.com/evosteer/evosteer-go/schema"
@@ -18,27 +19,15 @@ import (
 	"github.com/evosteer/evosteer-go/stages/validate"
 )
 
-// Stages are the stages of one training step, in order.
-var Stages = []string{rollout.Name, rescore.Name, aggregate.Name, update.Name, validate.Name, author.Name}
-
-// Stage builds the named stage of a step (its inputs are the files on disk now).
-func Stage(r *rundir.Run, step int, name string) (rundir.Stage, error) {
-	switch name {
-	case rollout.Name:
-		return rollout.Stage(r, step, rollout.Shard{Index: 1, Count: 1}, nil), nil
-	case rescore.Name:
-		return rescore.Stage(r, step, nil), nil
-	case aggregate.Name:
-		return aggregate.Stage(r, step), nil
-	case update.Name:
-		return update.Stage(r, step, nil), nil
-	case validate.Name:
-		return validate.Stage(r, step), nil
-	case author.Name:
-		return author.Stage(r, step), nil
-	}
-	return rundir.Stage{}, fmt.Errorf("unknown stage %q (stages: %v)", name, Stages)
+// StepStage is a stage of a training step: a rundir.Stage that also describes a step's
+// outputs from its files (the summary its command prints).
+type StepStage interface {
+	rundir.Stage
+	Summary(ctx context.Context, r *rundir.Run, step int) (rundir.Summary, error)
 }
+
+// Stages are the stages of one training step, in order.
+var Stages = []StepStage{rollout.Stage{}, rescore.Stage{}, aggregate.Stage{}, update.Stage{}, validate.Stage{}, author.Stage{}}
 
 // StageDone reports one finished stage.
 type StageDone struct {
@@ -51,18 +40,14 @@ type StageDone struct {
 // Step runs every stage of one step in order, skipping those whose outputs are up to date
 // (force recomputes them all). done, when not nil, is told after every stage.
 func Step(ctx context.Context, r *rundir.Run, step int, force bool, done func(StageDone)) error {
-	for _, name := range Stages {
-		st, err := Stage(r, step, name)
-		if err != nil {
-			return err
-		}
+	for _, st := range Stages {
 		start := time.Now()
 		res, err := r.RunStage(ctx, step, st, force)
 		if err != nil {
 			return err
 		}
 		if done != nil {
-			done(StageDone{Step: step, Stage: name, Skipped: res.Skipped, Wall: time.Since(start)})
+			done(StageDone{Step: step, Stage: st.Name(), Skipped: res.Skipped, Wall: time.Since(start)})
 		}
 	}
 	return nil
@@ -101,7 +86,7 @@ type Summary struct {
 // Summarize reads a finished step's files.
 func Summarize(r *rundir.Run, step int) (*Summary, error) {
 	s := &Summary{Step: step, Skills: map[string]int{}}
-	paths, err := rundir.Shards(r.StageDir(step, rollout.Name), "episodes")
+	paths, err := rundir.Shards(r.StageDir(step, layout.Rollout), layout.Episodes)
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +107,7 @@ func Summarize(r *rundir.Run, step int) (*Summary, error) {
 	}
 	s.RewardTheta /= max(nt, 1)
 	s.RewardRho /= max(nr, 1)
-	m, err := schema.ReadFile[schema.UpdateMetricsRow](schema.UpdateMetrics, filepath.Join(r.StageDir(step, update.Name), update.MetricsFile))
+	m, err := schema.ReadFile[schema.UpdateMetricsRow](schema.UpdateMetrics, filepath.Join(r.StageDir(step, layout.Update), layout.UpdateMetricsFile))
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +115,7 @@ func Summarize(r *rundir.Run, step int) (*Summary, error) {
 		s.Loss, s.LossRho = m[0].Loss, m[0].LossRho
 	}
 	for k := step; k >= 1; k-- { // alpha_spent is cumulative: the latest event carries it
-		ev, err := schema.ReadFile[schema.LedgerRow](schema.Ledger, filepath.Join(r.StageDir(k, validate.Name), skills.LedgerFile))
+		ev, err := schema.ReadFile[schema.LedgerRow](schema.Ledger, filepath.Join(r.StageDir(k, layout.Validate), layout.LedgerFile))
 		if err != nil {
 			return nil, err
 		}

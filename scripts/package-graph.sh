@@ -17,7 +17,7 @@ function layer(s) {
 	if (s == "internal/pipeline" || s == "internal/comparisons") return "drivers"
 	if (s ~ /^stages\//) return "stages"
 	if (s == "gpu" || s == "internal/learner" || s == "internal/exact") return "learning"
-	if (s == "schema" || s == "sql" || s == "." || s == "internal/atomicfile" || s == "internal/seed") return "foundation"
+	if (s == "schema" || s == "sql" || s == "." || s == "internal/atomicfile" || s == "internal/seed" || s == "internal/layout") return "foundation"
 	return "domain"
 }
 index($1, mod) == 1 {

@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/stages/aggregate"
 )
 
@@ -31,20 +30,11 @@ same inputs, compares them with the written files (tolerance 1e-12), prints "ok"
 mismatching row per table, and fails on a mismatch.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			r, err := f.runStage(cmd, cmd.ErrOrStderr(), func(r *rundir.Run) rundir.Stage {
-				return aggregate.Stage(r, f.step)
-			})
+			r, err := f.runStage(cmd, cmd.ErrOrStderr(), aggregate.Stage{})
 			if err != nil {
 				return err
 			}
 			out := cmd.OutOrStdout()
-			sum, err := aggregate.Summarize(cmd.Context(), r, f.step)
-			if err != nil {
-				return err
-			}
-			if err := sum.Write(out); err != nil {
-				return err
-			}
 			if !check {
 				return nil
 			}

@@ -40,6 +40,13 @@ func TestAggregateCommand(t *testing.T) {
 			if err != nil || !strings.Contains(out, "update step 1: 24 trajectories") || !strings.Contains(out, "gain +0.0000") || !strings.Contains(out, "(clip 0.5)") {
 				t.Fatalf("update 1: %v\n%s", err, out)
 			}
+			// A stage's summary is read from its files: a stage that is up to date prints it too.
+			for stage, want := range map[string]string{"update": "update step 1: 24 trajectories", "rescore": "rescore step 1: ", "rollout": "Reward by family and source (step 1)"} {
+				out, err := run(t, "", stage, "--run", dir, "--step", s)
+				if err != nil || !strings.Contains(out, stage+" step 1: up to date") || !strings.Contains(out, want) {
+					t.Fatalf("%s 1 again: %v\n%s", stage, err, out)
+				}
+			}
 			for _, stage := range []string{"validate", "author"} {
 				if out, err := run(t, "", stage, "--run", dir, "--step", s); err != nil {
 					t.Fatalf("%s %s: %v\n%s", stage, s, err, out)

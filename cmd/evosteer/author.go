@@ -3,7 +3,6 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/stages/author"
 )
 
@@ -30,17 +29,8 @@ the candidates' hidden effects); skills.arrow is the library step K+1's rollout 
 prints one line per window.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			r, err := f.runStage(cmd, cmd.ErrOrStderr(), func(r *rundir.Run) rundir.Stage {
-				return author.Stage(r, f.step)
-			})
-			if err != nil {
-				return err
-			}
-			sum, err := author.Summarize(r, f.step)
-			if err != nil {
-				return err
-			}
-			return sum.Write(cmd.OutOrStdout())
+			_, err := f.runStage(cmd, cmd.ErrOrStderr(), author.Stage{})
+			return err
 		},
 	}
 	f.register(cmd)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/learner"
 	"github.com/evosteer/evosteer-go/internal/paradigms"
 	"github.com/evosteer/evosteer-go/stages/evaluate"
@@ -50,7 +51,7 @@ sqrt(Σσ²)/n. Prints the table.`,
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "Evaluation of step %d, %d runs:\n\n%s\nresults: %s/%s/%s\n", step, runs,
-				evaluate.Table(rows, r.Config.Executor.Backend == "sim"), r.Dir, evaluate.Folder, evaluate.ResultsFile)
+				evaluate.Table(rows, r.Config.Executor.Backend == "sim"), r.Dir, layout.Eval, layout.EvalResultsFile)
 			return nil
 		},
 	}

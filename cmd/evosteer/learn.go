@@ -1,14 +1,8 @@
 package main
 
 import (
-	"fmt"
-	"maps"
-	"slices"
-
 	"github.com/spf13/cobra"
 
-	"github.com/evosteer/evosteer-go/gpu"
-	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/stages/rescore"
 	"github.com/evosteer/evosteer-go/stages/update"
 )
@@ -29,22 +23,8 @@ log-probabilities must reproduce the stored behaviour log-probabilities; the sta
 differ by more than 1e-5 relative (a checkpoint and a rollout that do not belong together).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var sum rescore.Summary
-			if _, err := f.runStage(cmd, cmd.ErrOrStderr(), func(r *rundir.Run) rundir.Stage {
-				return rescore.Stage(r, f.step, &sum)
-			}); err != nil {
-				return err
-			}
-			if sum.Decisions == 0 {
-				return nil // up to date: nothing was recomputed
-			}
-			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "rescore step %d: %d decisions of %d episodes under θ version %d; mean |Δℓ| %.4g over branch decisions\n",
-				f.step, sum.Decisions, sum.Episodes, sum.ThetaVersion, sum.MeanAbsDeltaL)
-			for _, src := range slices.Sorted(maps.Keys(sum.MaxMismatch)) {
-				fmt.Fprintf(out, "  %-18s max |rescored − behaviour| / max(1, |behaviour|) log-prob %.2g\n", src, sum.MaxMismatch[src])
-			}
-			return nil
+			_, err := f.runStage(cmd, cmd.ErrOrStderr(), rescore.Stage{})
+			return err
 		},
 	}
 	f.register(cmd)
@@ -76,26 +56,8 @@ scores file, so they can be recomputed from the files alone. Needs rollout, resc
 of step K.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var res *gpu.UpdateResult
-			r, err := f.runStage(cmd, cmd.ErrOrStderr(), func(r *rundir.Run) rundir.Stage {
-				return update.Stage(r, f.step, &res)
-			})
-			if err != nil {
-				return err
-			}
-			if res == nil {
-				return nil
-			}
-			m, objective := res.Metrics, r.Config.Objective
-			fmt.Fprintf(cmd.OutOrStdout(), `update step %d: %d trajectories (%d trained on), %d decisions (%d with a choice), mean reward %.3f
-  %s loss %.4f  reference level (Δℓ = 0) %.4f  anchor-only level %.4f  gain %+.4f
-  policy: mean Δℓ on current decisions %+.4f, mean |Δℓ| %.4f, gradient norm %.3g (clip %g), %d steps
-  value head: MSE %.4f on the step's %d states, %.4f on the replay window after %d steps
-  compute: %.1f network rows and %.2f ms wall per episode
-`, f.step, m.Trajectories, m.TrainedTrajectories, m.Decisions, m.BranchDecisions, m.MeanReward, objective, m.Loss, m.LossRho, m.LossAnchor, m.LossRho-m.Loss,
-				m.PolicyKLCurrent, m.PolicyAbsLogRatio, m.GradNorm, r.Config.Optimizer.GradClip, m.PolicySteps, m.ValueLoss, m.ValueStates, m.ValueFitLoss, m.ValueFitSteps,
-				m.RowsPerEpisode(), float64(m.Wall.Microseconds())/1000/float64(max(m.Trajectories, 1)))
-			return nil
+			_, err := f.runStage(cmd, cmd.ErrOrStderr(), update.Stage{})
+			return err
 		},
 	}
 	f.register(cmd)

@@ -6,9 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/evosteer/evosteer-go/internal/arrowfmt"
-	"github.com/evosteer/evosteer-go/internal/duck"
-	"github.com/evosteer/evosteer-go/internal/rundir"
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/stages/rollout"
 )
 
@@ -29,7 +27,7 @@ when more than rollout.max_unhealthy_share of them are unhealthy. Then print a s
 several machines can share one step; every later stage reads all shards.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			sh := rollout.Shard{Index: 1, Count: 1}
+			var sh rollout.Shard
 			if shard != "" {
 				var err error
 				if sh, err = rollout.ParseShard(shard); err != nil {
@@ -38,13 +36,8 @@ several machines can share one step; every later stage reads all shards.`,
 				f.shared = sh.Count > 1
 			}
 			log := cmd.ErrOrStderr()
-			r, err := f.runStage(cmd, log, func(r *rundir.Run) rundir.Stage {
-				return rollout.Stage(r, f.step, sh, progressLines(log, "rollout"))
-			})
-			if err != nil {
-				return err
-			}
-			return printRolloutSummary(cmd, r, f.step)
+			_, err := f.runStage(cmd, log, rollout.Stage{Shard: sh, Progress: progressLines(log, layout.Rollout)})
+			return err
 		},
 	}
 	f.register(cmd)
@@ -59,34 +52,4 @@ func progressLines(w io.Writer, what string) func(done, total int) {
 			fmt.Fprintf(w, "%s: %d/%d episodes\n", what, done, total)
 		}
 	}
-}
-
-func printRolloutSummary(cmd *cobra.Command, r *rundir.Run, step int) error {
-	ctx := cmd.Context()
-	db, err := duck.Open(ctx)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	if _, err := db.LoadRun(ctx, r.Dir, []string{"episodes", "decisions"}); err != nil {
-		return err
-	}
-	out := cmd.OutOrStdout()
-	for _, q := range []struct{ title, file string }{
-		{"Reward by family and source", "rollout_rewards"},
-		{"Decisions by action kind", "rollout_actions"},
-	} {
-		rr, err := db.RunFile(ctx, q.file, map[string]any{"step": int64(step)})
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "\n%s (step %d):\n", q.title, step)
-		err = arrowfmt.Write(out, rr, arrowfmt.Options{})
-		rr.Release()
-		if err != nil {
-			return err
-		}
-	}
-	fmt.Fprintf(out, "\nQuery the files with SQL, e.g.\n  evosteer sql --run %s \"SELECT family, avg(reward) FROM episodes GROUP BY 1\"\n", r.Dir)
-	return nil
 }

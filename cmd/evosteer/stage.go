@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/evosteer/evosteer-go/internal/rundir"
+	"github.com/evosteer/evosteer-go/pipeline"
 )
 
 // stageFlags are the flags every stage command takes.
@@ -28,9 +29,10 @@ func (f *stageFlags) register(cmd *cobra.Command) {
 	cmd.MarkFlagRequired("step")
 }
 
-// runStage opens the run and runs one stage through the stage runner, reporting on w. It holds
-// the run's lock while the stage runs.
-func (f *stageFlags) runStage(cmd *cobra.Command, w io.Writer, build func(r *rundir.Run) rundir.Stage) (*rundir.Run, error) {
+// runStage opens the run, runs one stage of a step through the stage runner, reporting on w,
+// and prints the stage's summary of the step, read from its files, on the command's output. It
+// holds the run's lock while the stage runs and its summary is read.
+func (f *stageFlags) runStage(cmd *cobra.Command, w io.Writer, st pipeline.StepStage) (*rundir.Run, error) {
 	if f.step < 1 {
 		return nil, fmt.Errorf("--step must be >= 1, got %d", f.step)
 	}
@@ -46,16 +48,19 @@ func (f *stageFlags) runStage(cmd *cobra.Command, w io.Writer, build func(r *run
 		return nil, err
 	}
 	defer r.Unlock()
-	st := build(r)
 	start := time.Now()
 	res, err := r.RunStage(cmd.Context(), f.step, st, f.force)
 	if err != nil {
 		return nil, err
 	}
 	if res.Skipped {
-		fmt.Fprintf(w, "%s step %d: up to date (use --force to recompute)\n", st.Name, f.step)
+		fmt.Fprintf(w, "%s step %d: up to date (use --force to recompute)\n", st.Name(), f.step)
 	} else {
-		fmt.Fprintf(w, "%s step %d: done in %s, %d file(s) in %s\n", st.Name, f.step, time.Since(start).Round(time.Millisecond), len(res.Record.Outputs), r.StageDir(f.step, st.Name))
+		fmt.Fprintf(w, "%s step %d: done in %s, %d file(s) in %s\n", st.Name(), f.step, time.Since(start).Round(time.Millisecond), len(res.Record.Outputs), r.StageDir(f.step, st.Name()))
 	}
-	return r, nil
+	sum, err := st.Summary(cmd.Context(), r, f.step)
+	if err != nil {
+		return nil, fmt.Errorf("summary of %s step %d: %w", st.Name(), f.step, err)
+	}
+	return r, sum.Write(cmd.OutOrStdout())
 }

@@ -100,7 +100,7 @@ reference level, the alpha spent by skill admission, and the library.`,
 			start := time.Now()
 			err = pipeline.Train(cmd.Context(), r, steps, force, func(d pipeline.StageDone) {
 				done(d)
-				if d.Stage == pipeline.Stages[len(pipeline.Stages)-1] {
+				if d.Stage == pipeline.Stages[len(pipeline.Stages)-1].Name() {
 					if bar != nil {
 						bar.Clear()
 					}

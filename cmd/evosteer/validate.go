@@ -3,7 +3,6 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/stages/validate"
 )
 
@@ -29,17 +28,8 @@ promoted after admission.fixed_count_k successful treatment arms instead; with s
 ablated both files are empty.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			r, err := f.runStage(cmd, cmd.ErrOrStderr(), func(r *rundir.Run) rundir.Stage {
-				return validate.Stage(r, f.step)
-			})
-			if err != nil {
-				return err
-			}
-			sum, err := validate.Summarize(r, f.step)
-			if err != nil {
-				return err
-			}
-			return sum.Write(cmd.OutOrStdout())
+			_, err := f.runStage(cmd, cmd.ErrOrStderr(), validate.Stage{})
+			return err
 		},
 	}
 	f.register(cmd)

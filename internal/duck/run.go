@@ -5,11 +5,10 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/schema"
 )
 
@@ -19,8 +18,6 @@ type LoadedTable struct {
 	Files []string // relative to the run folder
 	Rows  int64
 }
-
-var stepFolder = regexp.MustCompile(`^step-(\d+)$`)
 
 // LoadRun loads every Arrow file under a run folder into one table per schema name (shards
 // and steps together), with two leading columns: step (the step-NNNNNN folder's number, 0 for
@@ -107,16 +104,13 @@ func (db *DB) loadRun(ctx context.Context, dir string, label *string, tables []s
 		rel, _ := filepath.Rel(dir, p)
 		rel = filepath.ToSlash(rel)
 		parts := strings.Split(rel, "/")
-		step, stage := int64(0), parts[0]
-		if m := stepFolder.FindStringSubmatch(parts[0]); m != nil && len(parts) > 2 {
-			step, _ = strconv.ParseInt(m[1], 10, 64)
-			stage = parts[1]
+		step, stage := 0, parts[0]
+		if k, ok := layout.ParseStepDir(parts[0]); ok && len(parts) > 2 {
+			step, stage = k, parts[1]
 		} else if len(parts) > 2 {
-			if m := stepFolder.FindStringSubmatch(parts[1]); m != nil {
-				step, _ = strconv.ParseInt(m[1], 10, 64)
-			}
+			step, _ = layout.ParseStepDir(parts[1])
 		}
-		with := []Column{{Name: "step", Value: step}, {Name: "stage", Value: stage}}
+		with := []Column{{Name: "step", Value: int64(step)}, {Name: "stage", Value: stage}}
 		if label != nil {
 			with = append([]Column{{Name: RunNameColumn, Value: *label}}, with...)
 			rel = *label + "/" + rel

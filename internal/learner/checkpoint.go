@@ -1,31 +1,25 @@
 package learner
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"path/filepath"
 	"slices"
 
 	"github.com/evosteer/evosteer-go/gpu"
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/policy"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/tasks"
 	"github.com/evosteer/evosteer-go/schema"
 )
 
-// Stage is the stage folder that holds a step's checkpoint; File its name inside Stage/checkpoint.
-const (
-	Stage = "update"
-	File  = "learner.arrow"
-)
-
-// Path is the checkpoint of a step (step 0: the initial learner).
+// Path is the checkpoint of a step (step 0: the initial learner), written by the update stage.
 func Path(r *rundir.Run, step int) string {
-	return filepath.Join(r.StageDir(step, Stage), "checkpoint", File)
+	return filepath.Join(r.StageDir(step, layout.Update), filepath.FromSlash(layout.CheckpointFile))
 }
-
-// Rel is Path relative to a stage's output folder (where a stage writes it).
-func Rel() string { return filepath.Join("checkpoint", File) }
 
 // New builds the step-0 learner of a run from its configuration: π_θ = ρ, b_ψ = 0, fresh heads.
 // When the learner keeps a per-task table (the measured-flows ablation's free anchors, log Z of
@@ -54,8 +48,11 @@ func Load(r *rundir.Run, step int) (*gpu.Learner, error) {
 	}
 	path := Path(r, step)
 	rows, err := schema.ReadFile[schema.CheckpointRow](schema.Checkpoint, path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, r.MissingInput(path)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("load checkpoint of step %d: %w (the step's update must run first; step 0's is written by init)", step, err)
+		return nil, fmt.Errorf("load checkpoint of step %d: %w", step, err)
 	}
 	if err := restore(l, rows); err != nil {
 		return nil, fmt.Errorf("load checkpoint %s: %w", r.Rel(path), err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/evosteer/evosteer-go/gpu"
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/policy"
 	"github.com/evosteer/evosteer-go/schema"
 )
@@ -33,7 +34,7 @@ func TestCheckpointRoundTripIsBitExact(t *testing.T) {
 	}
 	l.PolicyVersion, l.ValueVersion, l.PolicyGroup.Step, l.ValueGroup.Step = 7, 7, 7, 350
 	dir := t.TempDir()
-	lin := schema.Lineage{Run: "t", Step: 7, Stage: Stage}
+	lin := schema.Lineage{Run: "t", Step: 7, Stage: layout.Update}
 	a, b := filepath.Join(dir, "a.arrow"), filepath.Join(dir, "b.arrow")
 	if err := Write(a, lin, l); err != nil {
 		t.Fatal(err)

@@ -6,22 +6,34 @@ import (
 	"path/filepath"
 
 	"github.com/evosteer/evosteer-go/gpu"
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/skills"
 )
 
-// Initial returns the stage that writes the untrained learner (π_θ = ρ, b_ψ = 0, fresh heads)
-// as a checkpoint: `evosteer init` runs it for step 0; tests run it for a later step to roll out
-// the next one without training. It reads the training tasks (the free anchors of the
-// measured-flows ablation).
-func Initial(r *rundir.Run) rundir.Stage {
-	return rundir.Stage{Name: Stage, Inputs: []string{r.Rel(r.TasksPath("train"))}, Run: func(_ context.Context, sc *rundir.StageContext) error {
-		l, err := New(sc.Run)
-		if err != nil {
-			return err
-		}
-		return Write(filepath.Join(sc.OutDir, Rel()), sc.Lineage(), l)
-	}}
+// Initial is the stage that writes the untrained learner (π_θ = ρ, b_ψ = 0, fresh heads) as a
+// step's checkpoint, in the update stage's folder: `evosteer init` runs it for step 0; tests run
+// it for a later step to roll out the next one without training.
+type Initial struct{}
+
+// Name is the update stage's folder, which holds a step's checkpoint.
+func (Initial) Name() string { return layout.Update }
+
+// Inputs are the training tasks (the free anchors of the measured-flows ablation).
+func (Initial) Inputs(r *rundir.Run, _ int) ([]string, error) {
+	return []string{r.TasksPath("train")}, nil
+}
+
+// Outputs is the checkpoint.
+func (Initial) Outputs(*rundir.Run, int) []string { return []string{layout.CheckpointFile} }
+
+// Run writes the untrained learner.
+func (Initial) Run(_ context.Context, sc *rundir.StageContext) error {
+	l, err := New(sc.Run)
+	if err != nil {
+		return err
+	}
+	return Write(filepath.Join(sc.OutDir, filepath.FromSlash(layout.CheckpointFile)), sc.Lineage(), l)
 }
 
 // LatestStep is the last step whose update checkpoint exists (0 when none).

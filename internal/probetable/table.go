@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/schema"
 )
@@ -22,7 +23,7 @@ const (
 
 // StepDir is the probe folder of a step.
 func StepDir(r *rundir.Run, step int) string {
-	return filepath.Join(r.Dir, Folder, filepath.Base(r.StepDir(step)))
+	return filepath.Join(r.Dir, Folder, layout.StepDir(step))
 }
 
 // Read reads a probed step's table (fs.ErrNotExist when the step was not probed).

@@ -13,6 +13,7 @@ import (
 
 	"github.com/evosteer/evosteer-go/internal/atomicfile"
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/layout"
 )
 
 // RunFileName is the run's record of its resolved configuration.
@@ -74,7 +75,7 @@ func Init(dir string, cfg *config.Config, codeVersion string, populate func(*Run
 	if err := r.Lock(); err != nil {
 		return nil, fmt.Errorf("init %s: %w", dir, err)
 	}
-	if err := os.Mkdir(filepath.Join(tmp, "tasks"), 0o755); err != nil {
+	if err := os.Mkdir(filepath.Join(tmp, layout.TasksDir), 0o755); err != nil {
 		return nil, fmt.Errorf("init %s: %w", dir, err)
 	}
 	if populate != nil {
@@ -183,12 +184,12 @@ func Open(dir string) (*Run, error) {
 
 // TasksPath is the task file of a split ("train" or "test").
 func (r *Run) TasksPath(split string) string {
-	return filepath.Join(r.Dir, "tasks", split+".arrow")
+	return filepath.Join(r.Dir, filepath.FromSlash(layout.TasksFile(split)))
 }
 
 // StepDir is the folder of training step k (step 0 is the initial state).
 func (r *Run) StepDir(step int) string {
-	return filepath.Join(r.Dir, fmt.Sprintf("step-%06d", step))
+	return filepath.Join(r.Dir, layout.StepDir(step))
 }
 
 // StageDir is the output folder of one stage of one step.
@@ -204,4 +205,10 @@ func (r *Run) Rel(path string) string {
 		return filepath.ToSlash(path)
 	}
 	return filepath.ToSlash(rel)
+}
+
+// MissingInput is the error for a file of the run (a path under Dir) that does not exist
+// (layout.MissingInput): it names the file and the command that writes it.
+func (r *Run) MissingInput(path string) error {
+	return layout.MissingInput(r.Dir, r.Rel(path))
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/schema"
 )
 
@@ -59,9 +60,31 @@ func TestOpenDetectsEditAndAbsence(t *testing.T) {
 	}
 }
 
+// testStage is a Stage made of values.
+type testStage struct {
+	name, shard string
+	inputs      []string
+	outputs     []string
+	run         func(ctx context.Context, sc *StageContext) error
+}
+
+func (s testStage) Name() string                                    { return s.name }
+func (s testStage) ShardName() string                               { return s.shard }
+func (s testStage) Outputs(*Run, int) []string                      { return s.outputs }
+func (s testStage) Run(ctx context.Context, sc *StageContext) error { return s.run(ctx, sc) }
+
+// Inputs are the inputs, relative to the run folder.
+func (s testStage) Inputs(r *Run, _ int) ([]string, error) {
+	var out []string
+	for _, p := range s.inputs {
+		out = append(out, filepath.Join(r.Dir, p))
+	}
+	return out, nil
+}
+
 // copyStage copies its single input to out.txt and counts its runs.
 func copyStage(input string, runs *int) Stage {
-	return Stage{Name: "copy", Inputs: []string{input}, Run: func(ctx context.Context, sc *StageContext) error {
+	return testStage{name: "copy", inputs: []string{input}, outputs: []string{"out.txt"}, run: func(ctx context.Context, sc *StageContext) error {
 		*runs++
 		data, err := os.ReadFile(filepath.Join(sc.Run.Dir, input))
 		if err != nil {
@@ -138,7 +161,7 @@ func TestFailedStageLeavesNoTrace(t *testing.T) {
 	}
 	before, _ := os.ReadFile(filepath.Join(r.StepDir(1), ManifestName))
 	boom := errors.New("boom")
-	bad := Stage{Name: "copy", Inputs: []string{"in.txt"}, Run: func(ctx context.Context, sc *StageContext) error {
+	bad := testStage{name: "copy", inputs: []string{"in.txt"}, outputs: []string{"half.txt"}, run: func(ctx context.Context, sc *StageContext) error {
 		os.WriteFile(filepath.Join(sc.OutDir, "half.txt"), []byte("x"), 0o644)
 		return boom
 	}}
@@ -161,8 +184,40 @@ func TestFailedStageLeavesNoTrace(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(r.StageDir(1, "copy"), "out.txt")); err != nil {
 		t.Fatal("previous outputs lost by a failed rerun")
 	}
-	if _, err := r.RunStage(ctx, 1, copyStage("absent.txt", &runs), false); err == nil || !strings.Contains(err.Error(), "absent.txt") {
-		t.Fatalf("missing input: %v", err)
+}
+
+// A declared input that does not exist stops the stage before it runs, naming the file and the
+// command that writes it; a stage that writes other files than it declares fails and leaves
+// nothing behind.
+func TestRunStageChecksInputsAndOutputs(t *testing.T) {
+	ctx := context.Background()
+	r := newRun(t)
+	runs := 0
+	_, err := r.RunStage(ctx, 2, copyStage("step-000001/rollout/episodes.arrow", &runs), false)
+	var missing *layout.MissingInputError
+	if !errors.As(err, &missing) || missing.Path != "step-000001/rollout/episodes.arrow" || runs != 0 ||
+		!strings.Contains(err.Error(), "missing input step-000001/rollout/episodes.arrow: run `evosteer rollout --step 1 --run "+r.Dir+"` first") {
+		t.Fatalf("missing input: %v (runs %d)", err, runs)
+	}
+	if _, err := r.RunStage(ctx, 1, copyStage("tasks/train.arrow", &runs), false); err == nil || !strings.Contains(err.Error(), "missing input tasks/train.arrow: it is written by `evosteer init`") {
+		t.Fatalf("missing task file: %v", err)
+	}
+	os.WriteFile(filepath.Join(r.Dir, "in.txt"), []byte("a"), 0o644)
+	for _, c := range []struct {
+		declared []string
+		want     string
+	}{
+		{[]string{"out.txt", "other.txt"}, "did not write its output other.txt"},
+		{nil, "wrote out.txt, which is not among its outputs"},
+	} {
+		st := copyStage("in.txt", &runs).(testStage)
+		st.outputs = c.declared
+		if _, err := r.RunStage(ctx, 1, st, false); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("outputs %v: %v, want %q", c.declared, err, c.want)
+		}
+		if _, err := os.Stat(r.StageDir(1, "copy")); !os.IsNotExist(err) {
+			t.Errorf("outputs %v: the stage folder was made", c.declared)
+		}
 	}
 }
 
@@ -170,8 +225,9 @@ func TestShardsShareTheStageFolder(t *testing.T) {
 	ctx := context.Background()
 	r := newRun(t)
 	for _, sh := range []string{"1-of-2", "2-of-2"} {
-		st := Stage{Name: "rollout", Shard: sh, Run: func(ctx context.Context, sc *StageContext) error {
-			return os.WriteFile(filepath.Join(sc.OutDir, "episodes-"+sh+".arrow"), []byte(sh), 0o644)
+		out := "episodes-" + sh + ".arrow"
+		st := testStage{name: "rollout", shard: sh, outputs: []string{out}, run: func(ctx context.Context, sc *StageContext) error {
+			return os.WriteFile(filepath.Join(sc.OutDir, out), []byte(sh), 0o644)
 		}}
 		if _, err := r.RunStage(ctx, 3, st, false); err != nil {
 			t.Fatal(err)
@@ -199,34 +255,9 @@ func TestInitRemovesFolderWhenPopulateFails(t *testing.T) {
 	}
 }
 
-func TestExistingInputs(t *testing.T) {
-	cfg, err := config.Default()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := Init(filepath.Join(t.TempDir(), "demo"), cfg, "test-version", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := filepath.Join(r.StageDir(1, "x"), "a.arrow")
-	if err := os.MkdirAll(filepath.Dir(a), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(a, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	missing := filepath.Join(r.Dir, "missing")
-	if got := Existing([]string{missing, a}); len(got) != 1 || got[0] != a {
-		t.Errorf("Existing = %v", got)
-	}
-	if got := r.ExistingInputs([]string{missing, a}); len(got) != 1 || got[0] != "step-000001/x/a.arrow" {
-		t.Errorf("ExistingInputs = %v", got)
-	}
-}
-
 func TestVerifyCatchesChangedOutputs(t *testing.T) {
 	r := newRun(t)
-	st := Stage{Name: "s", Run: func(_ context.Context, sc *StageContext) error {
+	st := testStage{name: "s", outputs: []string{"out.txt"}, run: func(_ context.Context, sc *StageContext) error {
 		return os.WriteFile(filepath.Join(sc.OutDir, "out.txt"), []byte("a"), 0o644)
 	}}
 	if _, err := r.RunStage(context.Background(), 1, st, false); err != nil {

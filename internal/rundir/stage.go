@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -57,15 +58,35 @@ type StageRecord struct {
 	Finished     time.Time         `json:"finished"`
 }
 
-// Stage is one unit of work of a step: a pure function of its input files, its seed and the
-// configuration, writing its outputs into a fresh folder.
-type Stage struct {
-	Name   string
-	Inputs []string // files the stage reads, relative to the run folder (or absolute)
-	// Shard, when set ("2-of-8"), lets several processes write the same stage folder: each
-	// shard's files are moved in one by one and recorded under "name#shard".
-	Shard string
-	Run   func(ctx context.Context, sc *StageContext) error
+// Stage is one stage of a step (ARCHITECTURE.md §5.1): a pure function of its input files, its
+// seed and the configuration, writing its outputs into a fresh folder that becomes the stage's
+// folder of the step (Run.StageDir(step, Name())). RunStage runs it.
+type Stage interface {
+	// Name is the stage's folder in a step (a layout stage name).
+	Name() string
+	// Inputs lists every file the stage reads for step, as the run names them (Run.StageDir,
+	// Run.TasksPath: under Run.Dir). Each one must exist: RunStage reports a missing one with the command that writes it
+	// (Run.MissingInput), so a stage lists the files it needs even when they are not there yet.
+	// An error says the inputs cannot be listed (an incomplete set of shards).
+	Inputs(r *Run, step int) ([]string, error)
+	// Outputs lists the files the stage writes for step, relative to its folder; RunStage
+	// checks that the stage wrote exactly these.
+	Outputs(r *Run, step int) []string
+	// Run writes the outputs into sc.OutDir.
+	Run(ctx context.Context, sc *StageContext) error
+}
+
+// Sharded is a Stage that runs as one of several shards writing the same stage folder:
+// ShardName names it ("2-of-8", layout.Shard; "" for the whole stage). Each shard's files are
+// moved in one by one and recorded under "name#shard".
+type Sharded interface {
+	ShardName() string
+}
+
+// Summary is what a stage says about a step's outputs, read from its files; the stage
+// commands print it.
+type Summary interface {
+	Write(w io.Writer) error
 }
 
 // StageContext is what a running stage may use.
@@ -136,18 +157,29 @@ func (r *Run) ReadManifest(step int) (*Manifest, error) {
 // writes into a temporary folder that is renamed into place, and a failed stage leaves neither
 // outputs nor a manifest entry behind.
 func (r *Run) RunStage(ctx context.Context, step int, st Stage, force bool) (Result, error) {
-	key := st.Name
-	if st.Shard != "" {
-		key += "#" + st.Shard
+	name, shard := st.Name(), ""
+	if sh, ok := st.(Sharded); ok {
+		shard = sh.ShardName()
+	}
+	key := name
+	if shard != "" {
+		key += "#" + shard
 	}
 	fail := func(err error) (Result, error) {
 		return Result{}, fmt.Errorf("step %d stage %s: %w", step, key, err)
 	}
-	inputs, err := r.hashFiles(st.Inputs)
+	paths, err := st.Inputs(r, step)
 	if err != nil {
 		return fail(err)
 	}
-	stageSeed := r.StageSeed(step, st.Name)
+	if err := r.checkInputs(paths); err != nil {
+		return fail(err)
+	}
+	inputs, err := r.hashFiles(paths)
+	if err != nil {
+		return fail(err)
+	}
+	stageSeed := r.StageSeed(step, name)
 	if !force {
 		m, err := r.ReadManifest(step)
 		if err != nil {
@@ -162,21 +194,21 @@ func (r *Run) RunStage(ctx context.Context, step int, st Stage, force bool) (Res
 	if err := os.MkdirAll(stepDir, 0o755); err != nil {
 		return fail(err)
 	}
-	if st.Shard == "" {
+	if shard == "" {
 		// Leftovers of a process killed mid-stage; shards skip this since a sibling may be live.
-		stale, _ := filepath.Glob(filepath.Join(stepDir, ".tmp-"+st.Name+"-*"))
-		olds, _ := filepath.Glob(r.StageDir(step, st.Name) + ".old-*")
+		stale, _ := filepath.Glob(filepath.Join(stepDir, ".tmp-"+name+"-*"))
+		olds, _ := filepath.Glob(r.StageDir(step, name) + ".old-*")
 		for _, p := range append(stale, olds...) {
 			os.RemoveAll(p)
 		}
 	}
-	tmp, err := os.MkdirTemp(stepDir, ".tmp-"+st.Name+"-")
+	tmp, err := os.MkdirTemp(stepDir, ".tmp-"+name+"-")
 	if err != nil {
 		return fail(err)
 	}
 	defer os.RemoveAll(tmp)
 	start := time.Now()
-	sc := &StageContext{Run: r, Step: step, Stage: st.Name, Seed: stageSeed, OutDir: tmp, Inputs: inputs}
+	sc := &StageContext{Run: r, Step: step, Stage: name, Seed: stageSeed, OutDir: tmp, Inputs: inputs}
 	if err := st.Run(ctx, sc); err != nil {
 		return fail(err)
 	}
@@ -184,8 +216,11 @@ func (r *Run) RunStage(ctx context.Context, step int, st Stage, force bool) (Res
 	if err != nil {
 		return fail(err)
 	}
-	final := r.StageDir(step, st.Name)
-	if st.Shard == "" {
+	if err := checkOutputs(names, st.Outputs(r, step)); err != nil {
+		return fail(err)
+	}
+	final := r.StageDir(step, name)
+	if shard == "" {
 		err = atomicfile.ReplaceDir(tmp, final)
 	} else {
 		err = moveFiles(tmp, final, names)
@@ -195,7 +230,7 @@ func (r *Run) RunStage(ctx context.Context, step int, st Stage, force bool) (Res
 	}
 	outPaths := make([]string, len(names))
 	for i, n := range names {
-		outPaths[i] = r.Rel(filepath.Join(final, n))
+		outPaths[i] = filepath.Join(final, n)
 	}
 	outputs, err := r.hashFiles(outPaths)
 	if err != nil {
@@ -222,12 +257,37 @@ func (r *Run) upToDate(rec StageRecord, inputs map[string]string, stageSeed uint
 	return true
 }
 
+// checkInputs reports every input that does not exist, with the command that writes it.
+func (r *Run) checkInputs(paths []string) error {
+	var errs []error
+	for _, p := range paths {
+		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, r.MissingInput(p))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkOutputs compares the files a stage wrote with those it declared.
+func checkOutputs(written, declared []string) error {
+	var errs []error
+	for _, d := range declared {
+		if !slices.Contains(written, filepath.FromSlash(d)) {
+			errs = append(errs, fmt.Errorf("the stage did not write its output %s", d))
+		}
+	}
+	for _, w := range written {
+		if !slices.Contains(declared, filepath.ToSlash(w)) {
+			errs = append(errs, fmt.Errorf("the stage wrote %s, which is not among its outputs", w))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// hashFiles gives the sha256 of each file by its path relative to the run folder.
 func (r *Run) hashFiles(paths []string) (map[string]string, error) {
 	out := make(map[string]string, len(paths))
 	for _, p := range paths {
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(r.Dir, p)
-		}
 		sum, err := schema.SHA256File(p)
 		if err != nil {
 			return nil, fmt.Errorf("input %s: %w", p, err)

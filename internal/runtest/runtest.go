@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/learner"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/sim"
@@ -23,23 +24,48 @@ import (
 func Untrained(t testing.TB, r *rundir.Run, step int) {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := r.RunStage(ctx, step, learner.Initial(r), false); err != nil {
+	if _, err := r.RunStage(ctx, step, learner.Initial{}, false); err != nil {
 		t.Fatal(err)
 	}
 	if step == 0 {
 		return
 	}
-	empty := rundir.Stage{Name: skills.AuthorStage, Run: func(_ context.Context, sc *rundir.StageContext) error {
-		lib, err := skills.NewLibrary(r.Config.Admission, nil)
+	if _, err := r.RunStage(ctx, step, Library(r, step), false); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Library is a stage that writes the given skills as the library of step's author (the
+// library step+1 rolls out with).
+func Library(r *rundir.Run, step int, sks ...skills.Skill) rundir.Stage {
+	return Stage{StageName: layout.Author, Written: []string{layout.SkillsFile}, Do: func(_ context.Context, sc *rundir.StageContext) error {
+		lib, err := skills.NewLibrary(r.Config.Admission, sks)
 		if err != nil {
 			return err
 		}
 		return skills.WriteSnapshot(sc.OutDir, sc.Lineage(), lib)
 	}}
-	if _, err := r.RunStage(ctx, step, empty, false); err != nil {
-		t.Fatal(err)
-	}
 }
+
+// Stage is a rundir.Stage made of values: a stage of a test.
+type Stage struct {
+	StageName string
+	Read      []string // its inputs
+	Written   []string // its outputs
+	Do        func(ctx context.Context, sc *rundir.StageContext) error
+}
+
+// Name is StageName.
+func (s Stage) Name() string { return s.StageName }
+
+// Inputs are Read.
+func (s Stage) Inputs(*rundir.Run, int) ([]string, error) { return s.Read, nil }
+
+// Outputs are Written.
+func (s Stage) Outputs(*rundir.Run, int) []string { return s.Written }
+
+// Run calls Do.
+func (s Stage) Run(ctx context.Context, sc *rundir.StageContext) error { return s.Do(ctx, sc) }
 
 // SimRun initialises a run named "demo" under parent on the simulated world: 12 tasks a step,
 // perFamily training tasks per family, the default configuration changed by edit (may be nil),

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/schema"
 )
 
@@ -51,7 +52,7 @@ func (b *bench) propose(step int, family, name string, e effect) Skill {
 		b.t.Fatal(err)
 	}
 	b.effects[s.ID] = e
-	b.segment(step, AuthorStage, n)
+	b.segment(step, layout.Author, n)
 	return s
 }
 
@@ -94,7 +95,7 @@ func (b *bench) validate(step int, pairs []schema.PairRow) []schema.LedgerRow {
 	if err := b.g.Validate(step, pairs); err != nil {
 		b.t.Fatal(err)
 	}
-	return b.segment(step, ValidateStage, n)
+	return b.segment(step, layout.Validate, n)
 }
 
 // segment records the events since n as a segment (merging into the step's last segment of

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/stats"
 	"github.com/evosteer/evosteer-go/schema"
 )
@@ -25,12 +26,6 @@ const (
 	EventDefer         = "defer"          // a look that rejected nothing
 	EventDeferCapacity = "defer_capacity" // would promote, but the family has max_validated_per_family
 	EventClose         = "close"          // a comparison closed (after retire or retain)
-)
-
-// Stages whose folders hold ledger segments, in their order within a step.
-const (
-	ValidateStage = "validate"
-	AuthorStage   = "author"
 )
 
 // Ledger is the admission state machine and its event log (METHOD.md §5.6, paper §4.3 and
@@ -343,7 +338,7 @@ func (g *Ledger) emit(r schema.LedgerRow) {
 // Segment is the part of the log one stage of one step wrote.
 type Segment struct {
 	Step  int
-	Stage string // ValidateStage | AuthorStage
+	Stage string // layout.Validate | layout.Author
 	Path  string // for error messages
 	Rows  []schema.LedgerRow
 }
@@ -361,7 +356,7 @@ func Replay(limits config.Admission, fixedCount bool, segs []Segment) (*Ledger, 
 			return nil, fmt.Errorf("ledger %s (step %d %s): %w", seg.Path, seg.Step, seg.Stage, err)
 		}
 		switch seg.Stage {
-		case AuthorStage:
+		case layout.Author:
 			for _, r := range seg.Rows {
 				if r.Event != EventProposal || r.Body == nil || r.Family == nil {
 					return fail(fmt.Errorf("event seq %d: an author segment holds only proposals with a body and a family, got %s", r.Seq, describe(r)))
@@ -374,7 +369,7 @@ func Replay(limits config.Admission, fixedCount bool, segs []Segment) (*Ledger, 
 					return fail(fmt.Errorf("event seq %d: %w", r.Seq, err))
 				}
 			}
-		case ValidateStage:
+		case layout.Validate:
 			var pairs []schema.PairRow
 			for _, r := range seg.Rows {
 				if r.Event != EventPair {

@@ -8,14 +8,9 @@ import (
 	"reflect"
 
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/schema"
-)
-
-// The files the validate and author stages write next to each other.
-const (
-	LedgerFile = "ledger.arrow" // the stage's segment of the ledger
-	SkillsFile = "skills.arrow" // the library after the stage
 )
 
 // Enabled reports whether the run evolves skills (the skill-evolution ablation switches off
@@ -31,7 +26,7 @@ func LibraryPath(r *rundir.Run, step int) string {
 	if step <= 1 || !Enabled(r.Config) {
 		return ""
 	}
-	return filepath.Join(r.StageDir(step-1, AuthorStage), SkillsFile)
+	return filepath.Join(r.StageDir(step-1, layout.Author), layout.SkillsFile)
 }
 
 // LoadLibrary reads the library the rollout of step freezes (LibraryPath; empty when that is "").
@@ -47,7 +42,7 @@ func LoadLibrary(r *rundir.Run, step int) (*Library, error) {
 func ReadLibrary(r *rundir.Run, path string) (*Library, error) {
 	rows, err := schema.ReadFile[schema.SkillRow](schema.Skills, path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("no skill library %s; %s", r.Rel(path), hint(r, path))
+		return nil, r.MissingInput(path)
 	}
 	if err != nil {
 		return nil, err
@@ -55,25 +50,17 @@ func ReadLibrary(r *rundir.Run, path string) (*Library, error) {
 	return FromRows(r.Config.Admission, rows, r.Rel(path))
 }
 
-// hint says which command writes a stage file of the run.
-func hint(r *rundir.Run, path string) string {
-	stage := filepath.Base(filepath.Dir(path))
-	var step int
-	fmt.Sscanf(filepath.Base(filepath.Dir(filepath.Dir(path))), "step-%d", &step)
-	return fmt.Sprintf("run `evosteer %s --run %s --step %d` first", stage, r.Dir, step)
-}
-
 // SegmentPaths lists the ledger segments that come before the given stage of step, in log
 // order: both stages of every earlier step, then, for the author, the validate segment of step.
 func SegmentPaths(r *rundir.Run, step int, stage string) []Segment {
 	var out []Segment
 	for j := 1; j < step; j++ {
-		for _, st := range []string{ValidateStage, AuthorStage} {
-			out = append(out, Segment{Step: j, Stage: st, Path: filepath.Join(r.StageDir(j, st), LedgerFile)})
+		for _, st := range []string{layout.Validate, layout.Author} {
+			out = append(out, Segment{Step: j, Stage: st, Path: filepath.Join(r.StageDir(j, st), layout.LedgerFile)})
 		}
 	}
-	if stage == AuthorStage {
-		out = append(out, Segment{Step: step, Stage: ValidateStage, Path: filepath.Join(r.StageDir(step, ValidateStage), LedgerFile)})
+	if stage == layout.Author {
+		out = append(out, Segment{Step: step, Stage: layout.Validate, Path: filepath.Join(r.StageDir(step, layout.Validate), layout.LedgerFile)})
 	}
 	return out
 }
@@ -87,7 +74,7 @@ func LedgerInputs(r *rundir.Run, step int, stage string) []string {
 		out = append(out, s.Path)
 	}
 	if len(segs) > 0 {
-		out = append(out, filepath.Join(filepath.Dir(segs[len(segs)-1].Path), SkillsFile))
+		out = append(out, filepath.Join(filepath.Dir(segs[len(segs)-1].Path), layout.SkillsFile))
 	}
 	return out
 }
@@ -100,7 +87,7 @@ func LoadLedger(r *rundir.Run, step int, stage string) (*Ledger, error) {
 	for i := range segs {
 		rows, err := schema.ReadFile[schema.LedgerRow](schema.Ledger, segs[i].Path)
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("no ledger segment %s; %s", r.Rel(segs[i].Path), hint(r, segs[i].Path))
+			return nil, r.MissingInput(segs[i].Path)
 		}
 		if err != nil {
 			return nil, err
@@ -114,7 +101,7 @@ func LoadLedger(r *rundir.Run, step int, stage string) (*Ledger, error) {
 	if len(segs) == 0 {
 		return g, nil
 	}
-	snap := filepath.Join(r.Dir, filepath.Dir(segs[len(segs)-1].Path), SkillsFile)
+	snap := filepath.Join(r.Dir, filepath.Dir(segs[len(segs)-1].Path), layout.SkillsFile)
 	lib, err := ReadLibrary(r, snap)
 	if err != nil {
 		return nil, err
@@ -143,10 +130,10 @@ func SameLibrary(got, want *Library) error {
 
 // WriteSnapshot writes a library snapshot as skills.arrow into dir.
 func WriteSnapshot(dir string, lin schema.Lineage, lib *Library) error {
-	return schema.WriteRows(schema.Skills, filepath.Join(dir, SkillsFile), lin, lib.Rows())
+	return schema.WriteRows(schema.Skills, filepath.Join(dir, layout.SkillsFile), lin, lib.Rows())
 }
 
 // WriteSegment writes events as the ledger segment of a stage into dir.
 func WriteSegment(dir string, lin schema.Lineage, events []schema.LedgerRow) error {
-	return schema.WriteRows(schema.Ledger, filepath.Join(dir, LedgerFile), lin, events)
+	return schema.WriteRows(schema.Ledger, filepath.Join(dir, layout.LedgerFile), lin, events)
 }

@@ -2,30 +2,14 @@ package aggregate
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/duck"
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/schema"
-)
-
-// Name is the stage's folder name.
-const Name = "aggregate"
-
-// RolloutStage is the folder of the stage whose files this one reads.
-const RolloutStage = "rollout"
-
-// The files this stage writes into its folder.
-const (
-	AnchorsFile     = "anchors.arrow"
-	BucketsFile     = "buckets.arrow"
-	CorrectionsFile = "corrections.arrow"
-	ValueDataFile   = "value_data.arrow"
-	PairsFile       = "pairs.arrow"
 )
 
 // Outputs lists the five output tables with their file names, in the order they are written.
@@ -34,11 +18,11 @@ var Outputs = []struct {
 	File  string
 	SQL   string // the sql/ file that computes it
 }{
-	{schema.Anchors, AnchorsFile, "baselines"},
-	{schema.Buckets, BucketsFile, "buckets"},
-	{schema.Corrections, CorrectionsFile, "corrections"},
-	{schema.ValueData, ValueDataFile, "value_data"},
-	{schema.Pairs, PairsFile, "pairs"},
+	{schema.Anchors, layout.AnchorsFile, "baselines"},
+	{schema.Buckets, layout.BucketsFile, "buckets"},
+	{schema.Corrections, layout.CorrectionsFile, "corrections"},
+	{schema.ValueData, layout.ValueDataFile, "value_data"},
+	{schema.Pairs, layout.PairsFile, "pairs"},
 }
 
 // Inputs are the files one step's aggregate reads.
@@ -49,98 +33,81 @@ type Inputs struct {
 	prevBuckets []source // step Step−1's buckets.arrow (none at step 1)
 	pairs       []source // pairs.arrow of steps 1..Step−1
 	tasks       string   // tasks/train.arrow
-	missing     []string // required files that do not exist or do not fit together, as messages
 }
 
-// FindInputs lists the input files of step's aggregate as they are on disk now. Missing
-// required files are reported by Err.
-func FindInputs(r *rundir.Run, step int) *Inputs {
+// FindInputs lists the input files of step's aggregate as they are on disk now. A file that
+// does not exist is listed all the same (Paths); the stage runner names it with the command
+// that writes it. The error says that a step's rollout shards do not fit together.
+func FindInputs(r *rundir.Run, step int) (*Inputs, error) {
 	in := &Inputs{Step: step, tasks: r.TasksPath("train")}
 	for j := 1; j <= step; j++ {
-		eps, err := rundir.Shards(r.StageDir(j, RolloutStage), "episodes")
-		if err != nil {
-			in.missing = append(in.missing, err.Error())
-		} else if len(eps) == 0 {
-			in.missing = append(in.missing, fmt.Sprintf("step %d has no rollout episodes (%s); run `evosteer rollout --step %d` first",
-				j, r.Rel(r.StageDir(j, RolloutStage)), j))
+		tables := []string{layout.Episodes}
+		if j == step {
+			tables = append(tables, layout.Decisions)
 		}
-		for _, p := range eps {
+		files, err := r.ShardedInputs(j, layout.Rollout, tables...)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range files[0] {
 			in.episodes = append(in.episodes, source{p, j})
 		}
 		if j == step {
-			dec, err := rundir.Shards(r.StageDir(j, RolloutStage), "decisions")
-			if err != nil {
-				in.missing = append(in.missing, err.Error())
-			} else if len(dec) != len(eps) && len(eps) > 0 {
-				in.missing = append(in.missing, fmt.Sprintf("step %d: %d episodes files but %d decisions files in %s", j, len(eps), len(dec), r.Rel(r.StageDir(j, RolloutStage))))
-			}
-			for _, p := range dec {
+			for _, p := range files[1] {
 				in.decisions = append(in.decisions, source{p, j})
 			}
 			continue
 		}
-		agg := r.StageDir(j, Name)
-		for _, f := range []string{PairsFile, BucketsFile} {
-			p := filepath.Join(agg, f)
-			if _, err := os.Stat(p); err != nil {
-				if f == PairsFile || j == step-1 {
-					in.missing = append(in.missing, fmt.Sprintf("step %d has no %s; run `evosteer aggregate --step %d` first", j, r.Rel(p), j))
-				}
-				continue
-			}
-			switch {
-			case f == PairsFile:
-				in.pairs = append(in.pairs, source{p, j})
-			case j == step-1:
-				in.prevBuckets = append(in.prevBuckets, source{p, j})
-			}
+		agg := r.StageDir(j, layout.Aggregate)
+		in.pairs = append(in.pairs, source{filepath.Join(agg, layout.PairsFile), j})
+		if j == step-1 {
+			in.prevBuckets = append(in.prevBuckets, source{filepath.Join(agg, layout.BucketsFile), j})
 		}
 	}
-	if _, err := os.Stat(in.tasks); err != nil {
-		in.missing = append(in.missing, fmt.Sprintf("no task records %s", r.Rel(in.tasks)))
-	}
-	return in
+	return in, nil
 }
 
-// Err names every missing or inconsistent required input, or is nil.
-func (in *Inputs) Err() error {
-	if len(in.missing) == 0 {
-		return nil
-	}
-	errs := make([]error, len(in.missing))
-	for i, m := range in.missing {
-		errs[i] = errors.New(m)
-	}
-	return errors.Join(errs...)
-}
-
-// Paths lists every input file (for the stage's manifest), relative to the run folder.
-func (in *Inputs) Paths(r *rundir.Run) []string {
+// Paths lists every input file.
+func (in *Inputs) Paths() []string {
 	var out []string
 	for _, group := range [][]source{in.episodes, in.decisions, in.prevBuckets, in.pairs} {
 		for _, s := range group {
-			out = append(out, r.Rel(s.path))
+			out = append(out, s.path)
 		}
 	}
-	if _, err := os.Stat(in.tasks); err == nil {
-		out = append(out, r.Rel(in.tasks))
+	return append(out, in.tasks)
+}
+
+// Stage is the aggregate stage.
+type Stage struct{}
+
+// Name is the stage's folder.
+func (Stage) Name() string { return layout.Aggregate }
+
+// Inputs are the episodes of steps 1..step (every shard), the step's decisions, the previous
+// step's buckets, the pairs of the earlier steps and the training tasks (FindInputs).
+func (Stage) Inputs(r *rundir.Run, step int) ([]string, error) {
+	in, err := FindInputs(r, step)
+	if err != nil {
+		return nil, err
+	}
+	return in.Paths(), nil
+}
+
+// Outputs are the five tables (Outputs).
+func (Stage) Outputs(*rundir.Run, int) []string {
+	out := make([]string, len(Outputs))
+	for i, o := range Outputs {
+		out[i] = o.File
 	}
 	return out
 }
 
-// Stage returns the aggregate stage of one step. Its inputs are the files on disk when it is
-// built, so a changed, added or removed rollout shard, earlier step or task file reruns it.
-func Stage(r *rundir.Run, step int) rundir.Stage {
-	in := FindInputs(r, step)
-	return rundir.Stage{Name: Name, Inputs: in.Paths(r), Run: func(ctx context.Context, sc *rundir.StageContext) error {
-		return Run(ctx, sc.Run.Config, in, sc.OutDir, sc.Lineage())
-	}}
-}
-
 // Run loads the inputs into DuckDB, runs the five SQL files and writes their results into
-// outDir with lineage lin.
-func Run(ctx context.Context, cfg *config.Config, in *Inputs, outDir string, lin schema.Lineage) error {
-	if err := in.Err(); err != nil {
+// sc.OutDir.
+func (Stage) Run(ctx context.Context, sc *rundir.StageContext) error {
+	in, err := FindInputs(sc.Run, sc.Step)
+	if err != nil {
 		return err
 	}
 	db, err := duck.Open(ctx)
@@ -151,10 +118,10 @@ func Run(ctx context.Context, cfg *config.Config, in *Inputs, outDir string, lin
 	if err := loadInputs(ctx, db, in); err != nil {
 		return err
 	}
-	p := Params(cfg, in.Step)
+	p := Params(sc.Run.Config, in.Step)
 	for _, out := range Outputs {
-		path := filepath.Join(outDir, out.File)
-		if err := runSQL(ctx, db, out.SQL, p[out.SQL], out.Table, path, lin); err != nil {
+		path := filepath.Join(sc.OutDir, out.File)
+		if err := runSQL(ctx, db, out.SQL, p[out.SQL], out.Table, path, sc.Lineage()); err != nil {
 			return err
 		}
 		if out.Table == schema.Anchors {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/tasks"
 	"github.com/evosteer/evosteer-go/schema"
@@ -23,7 +24,7 @@ import (
 // paired arms), in shards of about 1M decisions, through schema.
 func benchWorld(b testing.TB, r *rundir.Run, step, nDecisions int, taskIDs []string, shapes []structure) {
 	rng := rand.New(rand.NewPCG(uint64(step), 99))
-	lin := schema.Lineage{Run: r.Name, Step: step, Stage: RolloutStage, ConfigSHA256: r.Config.SHA256()}
+	lin := schema.Lineage{Run: r.Name, Step: step, Stage: layout.Rollout, ConfigSHA256: r.Config.SHA256()}
 	const perShard = 1_000_000
 	nShards := (nDecisions + perShard - 1) / perShard
 	written := 0
@@ -68,9 +69,8 @@ func benchWorld(b testing.TB, r *rundir.Run, step, nDecisions int, taskIDs []str
 				}
 			}
 		}
-		sfx := fmt.Sprintf("-%d-of-%d", s, nShards)
-		writeRows(b, filepath.Join(r.StageDir(step, RolloutStage), "episodes"+sfx+".arrow"), schema.Episodes, lin, eps)
-		writeRows(b, filepath.Join(r.StageDir(step, RolloutStage), "decisions"+sfx+".arrow"), schema.Decisions, lin, decs)
+		writeRows(b, filepath.Join(r.StageDir(step, layout.Rollout), layout.ShardFile(layout.Episodes, s, nShards)), schema.Episodes, lin, eps)
+		writeRows(b, filepath.Join(r.StageDir(step, layout.Rollout), layout.ShardFile(layout.Decisions, s, nShards)), schema.Decisions, lin, decs)
 	}
 }
 
@@ -119,7 +119,7 @@ func BenchmarkAggregate10M(b *testing.B) {
 	}
 	start := time.Now()
 	benchWorld(b, r, 1, nDecisions/10, taskIDs, shapes)
-	if _, err := r.RunStage(ctx, 1, Stage(r, 1), false); err != nil {
+	if _, err := r.RunStage(ctx, 1, Stage{}, false); err != nil {
 		b.Fatal(err)
 	}
 	benchWorld(b, r, 2, nDecisions, taskIDs, shapes)
@@ -129,7 +129,7 @@ func BenchmarkAggregate10M(b *testing.B) {
 	var elapsed time.Duration
 	for range b.N {
 		t0 := time.Now()
-		if _, err := r.RunStage(ctx, 2, Stage(r, 2), true); err != nil {
+		if _, err := r.RunStage(ctx, 2, Stage{}, true); err != nil {
 			b.Fatal(err)
 		}
 		elapsed += time.Since(t0)

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/stats"
 	"github.com/evosteer/evosteer-go/internal/tasks"
@@ -49,15 +50,15 @@ type TableCheck struct {
 // Check recomputes step's five outputs with the plain-Go oracle (internal/stats) from the same
 // input files and compares them with the files the stage wrote.
 func Check(r *rundir.Run, step int) ([]TableCheck, error) {
-	in := FindInputs(r, step)
-	if err := in.Err(); err != nil {
+	in, err := FindInputs(r, step)
+	if err != nil {
 		return nil, err
 	}
 	oi, err := ReadOracleInputs(in)
 	if err != nil {
 		return nil, err
 	}
-	got, err := ReadOutputs(r.StageDir(step, Name))
+	got, err := ReadOutputs(r.StageDir(step, layout.Aggregate))
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +198,7 @@ func deref(s *string) string {
 // ReadOutputs reads the five files of an aggregate folder into the oracle's types.
 func ReadOutputs(dir string) (*Tables, error) {
 	t := &Tables{}
-	anchors, err := schema.ReadFile[schema.AnchorRow](schema.Anchors, filepath.Join(dir, AnchorsFile))
+	anchors, err := schema.ReadFile[schema.AnchorRow](schema.Anchors, filepath.Join(dir, layout.AnchorsFile))
 	if err != nil {
 		return nil, err
 	}
@@ -205,28 +206,28 @@ func ReadOutputs(dir string) (*Tables, error) {
 		t.Anchors = append(t.Anchors, stats.Anchor{EpisodeID: a.EpisodeID, TaskID: a.TaskID, Family: a.Family,
 			MGlobal: a.MGlobal, MCategory: a.MCategory, MPrior: a.MPrior, PHat: a.PHat, LOO: a.LOO, Anchor: a.Anchor})
 	}
-	buckets, err := schema.ReadFile[schema.BucketRow](schema.Buckets, filepath.Join(dir, BucketsFile))
+	buckets, err := schema.ReadFile[schema.BucketRow](schema.Buckets, filepath.Join(dir, layout.BucketsFile))
 	if err != nil {
 		return nil, err
 	}
 	for _, b := range buckets {
 		t.Buckets = append(t.Buckets, oracleBucket(b))
 	}
-	corrections, err := schema.ReadFile[schema.CorrectionRow](schema.Corrections, filepath.Join(dir, CorrectionsFile))
+	corrections, err := schema.ReadFile[schema.CorrectionRow](schema.Corrections, filepath.Join(dir, layout.CorrectionsFile))
 	if err != nil {
 		return nil, err
 	}
 	for _, c := range corrections {
 		t.Corrections = append(t.Corrections, stats.Correction{EpisodeID: c.EpisodeID, T: int(c.T), Kind: c.Kind, Correction: c.Correction})
 	}
-	values, err := schema.ReadFile[schema.ValueRow](schema.ValueData, filepath.Join(dir, ValueDataFile))
+	values, err := schema.ReadFile[schema.ValueRow](schema.ValueData, filepath.Join(dir, layout.ValueDataFile))
 	if err != nil {
 		return nil, err
 	}
 	for _, v := range values {
 		t.ValueData = append(t.ValueData, stats.ValueRow{EpisodeID: v.EpisodeID, T: int(v.T), Features: v.Features, TaskType: v.TaskType, Label: v.Label})
 	}
-	pairs, err := schema.ReadFile[schema.PairRow](schema.Pairs, filepath.Join(dir, PairsFile))
+	pairs, err := schema.ReadFile[schema.PairRow](schema.Pairs, filepath.Join(dir, layout.PairsFile))
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/stats"
 	"github.com/evosteer/evosteer-go/internal/tasks"
 	"github.com/evosteer/evosteer-go/schema"
@@ -95,14 +96,14 @@ func TestEmptyBucketHasZeroCorrection(t *testing.T) {
 	writeStep(t, r, 1, w.steps[0], 1)
 	runAggregate(t, r, 1)
 	// Add an empty exact bucket for shape E to step 1's buckets, with a stale correction.
-	path := filepath.Join(r.StageDir(1, Name), BucketsFile)
+	path := filepath.Join(r.StageDir(1, layout.Aggregate), layout.BucketsFile)
 	rows, err := schema.ReadFile[schema.BucketRow](schema.Buckets, path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	empty := schema.BucketRow{Kind: "exact", Key: exactKey(shapeE.hash, 3, 2, false), NNodes: 3, NEdges: 2, Correction: 0.125}
 	rows = append([]schema.BucketRow{empty}, rows...)
-	writeRows(t, path, schema.Buckets, schema.Lineage{Run: r.Name, Step: 1, Stage: Name, ConfigSHA256: r.Config.SHA256()}, rows)
+	writeRows(t, path, schema.Buckets, schema.Lineage{Run: r.Name, Step: 1, Stage: layout.Aggregate, ConfigSHA256: r.Config.SHA256()}, rows)
 
 	writeStep(t, r, 2, w.steps[1], 1)
 	got := runAggregate(t, r, 2)
@@ -280,7 +281,7 @@ func TestPairWithTwoTreatmentArmsFails(t *testing.T) {
 	eps := []stats.Episode{arm("paired_treatment", 0), arm("paired_treatment", 1), arm("paired_control", 0)}
 	r := newRun(t, w)
 	writeStep(t, r, 1, eps, 1)
-	_, err := r.RunStage(context.Background(), 1, Stage(r, 1), false)
+	_, err := r.RunStage(context.Background(), 1, Stage{}, false)
 	if err == nil || !strings.Contains(err.Error(), "more than one treatment or control arm") {
 		t.Fatalf("want a duplicate-arm error, got %v", err)
 	}
@@ -295,17 +296,17 @@ func TestMissingInputsAreNamed(t *testing.T) {
 		return []stats.Episode{epAt(rng, k, "f/q", "natural_reference", 0, 1, shapeTerm, shapeA)}
 	}
 	writeStep(t, r, 2, e(2), 1)
-	_, err := r.RunStage(context.Background(), 2, Stage(r, 2), false)
+	_, err := r.RunStage(context.Background(), 2, Stage{}, false)
 	if err == nil || !strings.Contains(err.Error(), "evosteer rollout --step 1") || !strings.Contains(err.Error(), "evosteer aggregate --step 1") {
 		t.Fatalf("missing step 1: %v", err)
 	}
 	writeStep(t, r, 1, e(1), 1)
-	if _, err := r.RunStage(context.Background(), 2, Stage(r, 2), false); err == nil || !strings.Contains(err.Error(), "evosteer aggregate --step 1") {
+	if _, err := r.RunStage(context.Background(), 2, Stage{}, false); err == nil || !strings.Contains(err.Error(), "evosteer aggregate --step 1") {
 		t.Fatalf("missing aggregate of step 1: %v", err)
 	}
 	runAggregate(t, r, 1)
 	runAggregate(t, r, 2)
-	if _, err := r.RunStage(context.Background(), 3, Stage(r, 3), false); err == nil || !strings.Contains(err.Error(), "evosteer rollout --step 3") {
+	if _, err := r.RunStage(context.Background(), 3, Stage{}, false); err == nil || !strings.Contains(err.Error(), "evosteer rollout --step 3") {
 		t.Fatalf("missing rollout of step 3: %v", err)
 	}
 }
@@ -316,19 +317,19 @@ func TestCheckReportsMismatch(t *testing.T) {
 	r := newRun(t, w)
 	writeStep(t, r, 1, w.steps[0], 1)
 	runAggregate(t, r, 1)
-	lin := schema.Lineage{Run: r.Name, Step: 1, Stage: Name, ConfigSHA256: r.Config.SHA256()}
-	dir := r.StageDir(1, Name)
-	anchors, err := schema.ReadFile[schema.AnchorRow](schema.Anchors, filepath.Join(dir, AnchorsFile))
+	lin := schema.Lineage{Run: r.Name, Step: 1, Stage: layout.Aggregate, ConfigSHA256: r.Config.SHA256()}
+	dir := r.StageDir(1, layout.Aggregate)
+	anchors, err := schema.ReadFile[schema.AnchorRow](schema.Anchors, filepath.Join(dir, layout.AnchorsFile))
 	if err != nil || len(anchors) < 2 {
 		t.Fatalf("%d anchors, %v", len(anchors), err)
 	}
 	anchors[1].PHat += 1e-9
-	writeRows(t, filepath.Join(dir, AnchorsFile), schema.Anchors, lin, anchors)
-	corr, err := schema.ReadFile[schema.CorrectionRow](schema.Corrections, filepath.Join(dir, CorrectionsFile))
+	writeRows(t, filepath.Join(dir, layout.AnchorsFile), schema.Anchors, lin, anchors)
+	corr, err := schema.ReadFile[schema.CorrectionRow](schema.Corrections, filepath.Join(dir, layout.CorrectionsFile))
 	if err != nil || len(corr) < 2 {
 		t.Fatalf("%d corrections, %v", len(corr), err)
 	}
-	writeRows(t, filepath.Join(dir, CorrectionsFile), schema.Corrections, lin, corr[1:])
+	writeRows(t, filepath.Join(dir, layout.CorrectionsFile), schema.Corrections, lin, corr[1:])
 	checks, err := Check(r, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -350,15 +351,15 @@ func TestIncompleteShardsAreAnError(t *testing.T) {
 		epAt(rng, 1, "f/q", "natural_reference", 1, 0, shapeTerm, shapeA),
 		epAt(rng, 1, "f/q", "natural_reference", 2, 0, shapeTerm, shapeA)}
 	writeStep(t, r, 1, eps, 3)
-	dir := r.StageDir(1, RolloutStage)
+	dir := r.StageDir(1, layout.Rollout)
 	if err := os.Remove(filepath.Join(dir, "decisions-2-of-3.arrow")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.RunStage(context.Background(), 1, Stage(r, 1), false); err == nil || !strings.Contains(err.Error(), "lacks shard 2 of 3 of decisions") {
+	if _, err := r.RunStage(context.Background(), 1, Stage{}, false); err == nil || !strings.Contains(err.Error(), "lacks shard 2 of 3 of decisions") {
 		t.Fatalf("missing shard: %v", err)
 	}
 	writeStep(t, r, 1, eps, 1) // now both decisions.arrow and decisions-*-of-3.arrow
-	if _, err := r.RunStage(context.Background(), 1, Stage(r, 1), false); err == nil || !strings.Contains(err.Error(), "both episodes.arrow and sharded episodes files") {
+	if _, err := r.RunStage(context.Background(), 1, Stage{}, false); err == nil || !strings.Contains(err.Error(), "both episodes.arrow and sharded episodes files") {
 		t.Fatalf("mixed shards: %v", err)
 	}
 }

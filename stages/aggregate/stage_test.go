@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/runtest"
 	"github.com/evosteer/evosteer-go/schema"
@@ -24,7 +25,7 @@ func rolloutRun(t *testing.T, steps int, shards int) *rundir.Run {
 	for k := 1; k <= steps; k++ {
 		runtest.Untrained(t, r, k-1)
 		for i := 1; i <= shards; i++ {
-			if _, err := r.RunStage(context.Background(), k, rollout.Stage(r, k, rollout.Shard{Index: i, Count: shards}, nil), false); err != nil {
+			if _, err := r.RunStage(context.Background(), k, rollout.Stage{Shard: rollout.Shard{Index: i, Count: shards}}, false); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -40,7 +41,7 @@ func TestStageOnRolloutOutput(t *testing.T) {
 	r := rolloutRun(t, 1, 1)
 	runtest.Untrained(t, r, 1)
 	for i := 1; i <= 2; i++ {
-		if _, err := r.RunStage(ctx, 2, rollout.Stage(r, 2, rollout.Shard{Index: i, Count: 2}, nil), false); err != nil {
+		if _, err := r.RunStage(ctx, 2, rollout.Stage{Shard: rollout.Shard{Index: i, Count: 2}}, false); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -76,20 +77,20 @@ func TestStageOnRolloutOutput(t *testing.T) {
 	}
 
 	// Up to date: skipped. Forced: the same bytes.
-	if res, err := r.RunStage(ctx, 2, Stage(r, 2), false); err != nil || !res.Skipped {
+	if res, err := r.RunStage(ctx, 2, Stage{}, false); err != nil || !res.Skipped {
 		t.Fatalf("unchanged step 2 not skipped: %v", err)
 	}
-	before := readDir(t, r.StageDir(2, Name))
-	if _, err := r.RunStage(ctx, 2, Stage(r, 2), true); err != nil {
+	before := readDir(t, r.StageDir(2, layout.Aggregate))
+	if _, err := r.RunStage(ctx, 2, Stage{}, true); err != nil {
 		t.Fatal(err)
 	}
-	for name, data := range readDir(t, r.StageDir(2, Name)) {
+	for name, data := range readDir(t, r.StageDir(2, layout.Aggregate)) {
 		if !bytes.Equal(data, before[name]) {
 			t.Errorf("%s differs between two runs of the same step", name)
 		}
 	}
 	// A changed earlier step (one reward of step 1) reruns step 2 and changes its anchors.
-	path := filepath.Join(r.StageDir(1, rollout.Name), "episodes.arrow")
+	path := filepath.Join(r.StageDir(1, layout.Rollout), "episodes.arrow")
 	rows, err := schema.ReadFile[schema.EpisodeRow](schema.Episodes, path)
 	if err != nil {
 		t.Fatal(err)
@@ -100,11 +101,11 @@ func TestStageOnRolloutOutput(t *testing.T) {
 			break
 		}
 	}
-	writeRows(t, path, schema.Episodes, schema.Lineage{Run: r.Name, Step: 1, Stage: rollout.Name, ConfigSHA256: r.Config.SHA256()}, rows)
-	if _, err := r.RunStage(ctx, 2, Stage(r, 2), false); err == nil {
+	writeRows(t, path, schema.Episodes, schema.Lineage{Run: r.Name, Step: 1, Stage: layout.Rollout, ConfigSHA256: r.Config.SHA256()}, rows)
+	if _, err := r.RunStage(ctx, 2, Stage{}, false); err == nil {
 		// Step 1's aggregate is stale but present; step 2 reruns on the changed pool.
-		after := readDir(t, r.StageDir(2, Name))
-		if bytes.Equal(after[AnchorsFile], before[AnchorsFile]) {
+		after := readDir(t, r.StageDir(2, layout.Aggregate))
+		if bytes.Equal(after[layout.AnchorsFile], before[layout.AnchorsFile]) {
 			t.Error("changing a step-1 reward did not change step 2's anchors")
 		}
 	} else {

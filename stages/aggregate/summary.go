@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/evosteer/evosteer-go/internal/duck"
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/schema"
 )
@@ -29,6 +30,15 @@ type Summary struct {
 	Pairs, PairsEligible, Wins, Losses, Ties         int64
 }
 
+// Summary reads the step's outputs back (Summarize).
+func (Stage) Summary(ctx context.Context, r *rundir.Run, step int) (rundir.Summary, error) {
+	s, err := Summarize(ctx, r, step)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
 // Summarize loads the few columns the summary needs from step's aggregate outputs and runs
 // sql/aggregate_summary.sql.
 func Summarize(ctx context.Context, r *rundir.Run, step int) (*Summary, error) {
@@ -37,18 +47,18 @@ func Summarize(ctx context.Context, r *rundir.Run, step int) (*Summary, error) {
 		return nil, err
 	}
 	defer db.Close()
-	dir := r.StageDir(step, Name)
+	dir := r.StageDir(step, layout.Aggregate)
 	for _, l := range []struct {
 		name  string
 		table *schema.Table
 		file  string
 		cols  []string
 	}{
-		{"anchors", schema.Anchors, AnchorsFile, []string{"p_hat", "anchor", "loo"}},
-		{"buckets", schema.Buckets, BucketsFile, []string{"kind", "visits"}},
-		{"corrections", schema.Corrections, CorrectionsFile, []string{"kind"}},
-		{"value_data", schema.ValueData, ValueDataFile, []string{"t"}},
-		{"pairs", schema.Pairs, PairsFile, []string{"outcome", "eligible"}},
+		{"anchors", schema.Anchors, layout.AnchorsFile, []string{"p_hat", "anchor", "loo"}},
+		{"buckets", schema.Buckets, layout.BucketsFile, []string{"kind", "visits"}},
+		{"corrections", schema.Corrections, layout.CorrectionsFile, []string{"kind"}},
+		{"value_data", schema.ValueData, layout.ValueDataFile, []string{"t"}},
+		{"pairs", schema.Pairs, layout.PairsFile, []string{"outcome", "eligible"}},
 	} {
 		if _, err := loadTable(ctx, db, l.name, l.table, l.cols, []source{{filepath.Join(dir, l.file), step}}); err != nil {
 			return nil, fmt.Errorf("summary: %w", err)

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/stats"
 	"github.com/evosteer/evosteer-go/internal/tasks"
@@ -62,7 +63,7 @@ func defaultConfig(t testing.TB) *config.Config {
 // number of shards (1: unsharded file names).
 func writeStep(t testing.TB, r *rundir.Run, k int, eps []stats.Episode, nShards int) {
 	t.Helper()
-	lin := schema.Lineage{Run: r.Name, Step: k, Stage: RolloutStage, ConfigSHA256: r.Config.SHA256()}
+	lin := schema.Lineage{Run: r.Name, Step: k, Stage: layout.Rollout, ConfigSHA256: r.Config.SHA256()}
 	for s := 0; s < nShards; s++ {
 		var er []schema.EpisodeRow
 		var dr []schema.DecisionRow
@@ -75,12 +76,8 @@ func writeStep(t testing.TB, r *rundir.Run, k int, eps []stats.Episode, nShards 
 				dr = append(dr, decisionRow(e.ID, d))
 			}
 		}
-		sfx := ""
-		if nShards > 1 {
-			sfx = fmt.Sprintf("-%d-of-%d", s+1, nShards)
-		}
-		writeRows(t, filepath.Join(r.StageDir(k, RolloutStage), "episodes"+sfx+".arrow"), schema.Episodes, lin, er)
-		writeRows(t, filepath.Join(r.StageDir(k, RolloutStage), "decisions"+sfx+".arrow"), schema.Decisions, lin, dr)
+		writeRows(t, filepath.Join(r.StageDir(k, layout.Rollout), layout.ShardFile(layout.Episodes, s+1, nShards)), schema.Episodes, lin, er)
+		writeRows(t, filepath.Join(r.StageDir(k, layout.Rollout), layout.ShardFile(layout.Decisions, s+1, nShards)), schema.Decisions, lin, dr)
 	}
 }
 
@@ -300,10 +297,10 @@ func oracleChain(w *world) []*Tables {
 // runAggregate runs the aggregate stage of step k and returns its outputs.
 func runAggregate(t testing.TB, r *rundir.Run, k int) *Tables {
 	t.Helper()
-	if _, err := r.RunStage(context.Background(), k, Stage(r, k), false); err != nil {
+	if _, err := r.RunStage(context.Background(), k, Stage{}, false); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadOutputs(r.StageDir(k, Name))
+	got, err := ReadOutputs(r.StageDir(k, layout.Aggregate))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/seed"
 	"github.com/evosteer/evosteer-go/internal/sim"
@@ -17,19 +18,6 @@ import (
 	"github.com/evosteer/evosteer-go/internal/tasks"
 	"github.com/evosteer/evosteer-go/schema"
 )
-
-// Name is the stage's folder name.
-const Name = skills.AuthorStage
-
-// The files this stage writes besides the ledger segment and the library (internal/skills).
-const (
-	ProposalsFile = "proposals.arrow"
-	SimTruthFile  = "sim_truth.arrow" // the proposed skills' hidden effects, sim executor only
-)
-
-// rolloutStage is the folder whose episodes (and, for a model author, decisions and
-// executions) the author reads.
-const rolloutStage = "rollout"
 
 // Window statuses (the proposals table's status column).
 const (
@@ -55,34 +43,88 @@ func WindowFamilies(cfg *config.Config, step int) int {
 	return 0
 }
 
-// Inputs are the files the author of step reads that exist now: the ledger through validate
-// step with its library, and, when a window opens, the episodes of step and of every earlier
-// step (the evidence pool is carried over all of them), the task records, earlier proposals
-// (window priority) and, for a model author, the decisions and executions of the episodes it
-// may be shown.
-func Inputs(r *rundir.Run, step int) []string {
+// Stage is the author stage. Author, when not nil, answers the windows instead of the
+// configured author (New).
+type Stage struct {
+	Author Author
+}
+
+// Name is the stage's folder.
+func (Stage) Name() string { return layout.Author }
+
+// Inputs are the ledger through validate step with its library, and, when a window opens, the
+// episodes of step and of every earlier step (the evidence pool is carried over all of them),
+// the task records, earlier proposals (window priority) and, for a model author, the decisions
+// and executions of the episodes it may be shown. None when skill evolution is ablated.
+func (Stage) Inputs(r *rundir.Run, step int) ([]string, error) {
 	if !skills.Enabled(r.Config) {
-		return nil
+		return nil, nil
 	}
-	paths := skills.LedgerInputs(r, step, Name)
-	if WindowFamilies(r.Config, step) > 0 {
-		paths = append(paths, r.TasksPath("train"))
-		for _, j := range poolSteps(r, step) {
-			paths = append(paths, shards(r, j, "episodes")...)
+	paths := skills.LedgerInputs(r, step, layout.Author)
+	if WindowFamilies(r.Config, step) == 0 {
+		return paths, nil
+	}
+	paths = append(paths, r.TasksPath("train"))
+	for _, j := range append(poolSteps(r, step), step) {
+		eps, err := r.ShardedInputs(j, layout.Rollout, layout.Episodes)
+		if err != nil {
+			return nil, err
 		}
-		paths = append(paths, shards(r, step, "episodes")...)
-		if r.Config.Author.Backend != "sim" {
-			pool, _ := carriedPool(r, step) // a missing file is reported by Run
-			for _, j := range detailSteps(pool, step) {
-				paths = append(paths, shards(r, j, "decisions")...)
-				paths = append(paths, shards(r, j, "executions")...)
+		paths = append(paths, eps[0]...)
+	}
+	if r.Config.Author.Backend != "sim" {
+		pool, _ := carriedPool(r, step) // a missing episodes file is reported by the stage runner
+		for _, j := range detailSteps(pool, step) {
+			files, err := r.ShardedInputs(j, layout.Rollout, layout.Decisions, layout.Executions)
+			if err != nil {
+				return nil, err
 			}
-		}
-		for j := r.Config.Author.StartStep; j < step; j++ {
-			paths = append(paths, filepath.Join(r.StageDir(j, Name), ProposalsFile))
+			paths = append(paths, slices.Concat(files...)...)
 		}
 	}
-	return r.ExistingInputs(paths)
+	for j := r.Config.Author.StartStep; j < step; j++ {
+		paths = append(paths, filepath.Join(r.StageDir(j, layout.Author), layout.ProposalsFile))
+	}
+	return paths, nil
+}
+
+// Outputs are the proposals, the ledger segment, the library and, on the simulated world, the
+// proposed skills' hidden effects.
+func (Stage) Outputs(r *rundir.Run, _ int) []string {
+	out := []string{layout.ProposalsFile, layout.LedgerFile, layout.SkillsFile}
+	if r.Config.Executor.Backend == "sim" {
+		out = append(out, layout.SimTruthFile)
+	}
+	return out
+}
+
+// Run opens the step's author windows and writes proposals.arrow, the ledger segment (one
+// proposal event per new candidate), the library and, for the sim executor, sim_truth.arrow
+// into sc.OutDir.
+func (s Stage) Run(ctx context.Context, sc *rundir.StageContext) error {
+	r, step, cfg := sc.Run, sc.Step, sc.Run.Config
+	a := s.Author
+	if a == nil {
+		var err error
+		if a, err = New(cfg); err != nil {
+			return err
+		}
+	}
+	if !skills.Enabled(cfg) {
+		return write(sc.OutDir, sc.Lineage(), cfg, nil, nil, skills.NewLedger(cfg.Admission, false).Library())
+	}
+	g, err := skills.LoadLedger(r, step, layout.Author)
+	if err != nil {
+		return err
+	}
+	n := len(g.Events())
+	var rows []schema.ProposalRow
+	if want := WindowFamilies(cfg, step); want > 0 {
+		if rows, err = openWindows(ctx, r, step, want, a, g); err != nil {
+			return err
+		}
+	}
+	return write(sc.OutDir, sc.Lineage(), cfg, rows, g.Events()[n:], g.Library())
 }
 
 // poolSteps are the earlier steps whose natural episodes the evidence pool of step is carried
@@ -131,52 +173,11 @@ func detailSteps(pool map[string][]schema.EpisodeRow, step int) []int {
 
 // readEpisodes reads the rollout episodes of step j (all shards).
 func readEpisodes(r *rundir.Run, j int) ([]schema.EpisodeRow, error) {
-	paths := rundir.Existing(shards(r, j, "episodes"))
-	if len(paths) == 0 {
-		return nil, fmt.Errorf("step %d has no rollout episodes in %s; run `evosteer rollout --run %s --step %d` first", j, r.Rel(r.StageDir(j, rolloutStage)), r.Dir, j)
-	}
-	return schema.ReadFiles[schema.EpisodeRow](schema.Episodes, paths)
-}
-
-// shards lists a rollout table's files of step: name.arrow or name-i-of-n.arrow. The aggregate
-// stage, which ran before, has checked that the shard set is complete.
-func shards(r *rundir.Run, step int, name string) []string {
-	dir := r.StageDir(step, rolloutStage)
-	out, _ := filepath.Glob(filepath.Join(dir, name+"-*-of-*.arrow"))
-	return append(out, filepath.Join(dir, name+".arrow"))
-}
-
-// Stage returns the author stage of one step.
-func Stage(r *rundir.Run, step int) rundir.Stage {
-	return rundir.Stage{Name: Name, Inputs: Inputs(r, step), Run: func(ctx context.Context, sc *rundir.StageContext) error {
-		a, err := New(sc.Run.Config)
-		if err != nil {
-			return err
-		}
-		return Run(ctx, sc.Run, step, a, sc.OutDir, sc.Lineage())
-	}}
-}
-
-// Run opens the step's author windows with author a and writes proposals.arrow, the ledger
-// segment (one proposal event per new candidate), the library and, for the sim executor,
-// sim_truth.arrow into outDir.
-func Run(ctx context.Context, r *rundir.Run, step int, a Author, outDir string, lin schema.Lineage) error {
-	cfg := r.Config
-	if !skills.Enabled(cfg) {
-		return write(outDir, lin, cfg, nil, nil, skills.NewLedger(cfg.Admission, false).Library())
-	}
-	g, err := skills.LoadLedger(r, step, Name)
+	paths, err := r.ShardedInputs(j, layout.Rollout, layout.Episodes)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	n := len(g.Events())
-	var rows []schema.ProposalRow
-	if want := WindowFamilies(cfg, step); want > 0 {
-		if rows, err = openWindows(ctx, r, step, want, a, g); err != nil {
-			return err
-		}
-	}
-	return write(outDir, lin, cfg, rows, g.Events()[n:], g.Library())
+	return schema.ReadFiles[schema.EpisodeRow](schema.Episodes, paths[0])
 }
 
 // openWindows chooses the window families by priority and runs one window each, in order.
@@ -280,7 +281,7 @@ func window(ctx context.Context, a Author, w Window, g *skills.Ledger) (schema.P
 func failedReports(r *rundir.Run, step int) (map[string]int, error) {
 	out := map[string]int{}
 	for j := r.Config.Author.StartStep; j < step; j++ {
-		path := filepath.Join(r.StageDir(j, Name), ProposalsFile)
+		path := filepath.Join(r.StageDir(j, layout.Author), layout.ProposalsFile)
 		rows, err := schema.ReadFile[schema.ProposalRow](schema.Proposals, path)
 		if err != nil {
 			return nil, fmt.Errorf("earlier author windows: %w", err)
@@ -295,7 +296,7 @@ func failedReports(r *rundir.Run, step int) (map[string]int, error) {
 }
 
 func write(outDir string, lin schema.Lineage, cfg *config.Config, rows []schema.ProposalRow, events []schema.LedgerRow, lib *skills.Library) error {
-	if err := schema.WriteRows(schema.Proposals, filepath.Join(outDir, ProposalsFile), lin, rows); err != nil {
+	if err := schema.WriteRows(schema.Proposals, filepath.Join(outDir, layout.ProposalsFile), lin, rows); err != nil {
 		return err
 	}
 	if err := skills.WriteSegment(outDir, lin, events); err != nil {
@@ -307,7 +308,7 @@ func write(outDir string, lin schema.Lineage, cfg *config.Config, rows []schema.
 	if cfg.Executor.Backend != "sim" {
 		return nil
 	}
-	return schema.WriteRows(schema.SimTruth, filepath.Join(outDir, SimTruthFile), lin, truths(cfg, rows))
+	return schema.WriteRows(schema.SimTruth, filepath.Join(outDir, layout.SimTruthFile), lin, truths(cfg, rows))
 }
 
 // truths are the hidden effects of the proposed skills in the simulated world.
@@ -366,7 +367,11 @@ func loadEvidence(r *rundir.Run, step int, details bool) (*evidence, error) {
 
 // readDetails adds the actions and executions of step j's episodes.
 func (ev *evidence) readDetails(r *rundir.Run, j int) error {
-	for _, p := range rundir.Existing(shards(r, j, "decisions")) {
+	files, err := r.ShardedInputs(j, layout.Rollout, layout.Decisions, layout.Executions)
+	if err != nil {
+		return err
+	}
+	for _, p := range files[0] {
 		rows, err := schema.ReadFile[schema.DecisionRow](schema.Decisions, p)
 		if err != nil {
 			return err
@@ -376,7 +381,7 @@ func (ev *evidence) readDetails(r *rundir.Run, j int) error {
 			ev.actions[d.EpisodeID] = append(ev.actions[d.EpisodeID], d.ActionJSON)
 		}
 	}
-	for _, p := range rundir.Existing(shards(r, j, "executions")) {
+	for _, p := range files[1] {
 		rows, err := schema.ReadFile[schema.ExecutionRow](schema.Executions, p)
 		if err != nil {
 			return err

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/sim"
 	"github.com/evosteer/evosteer-go/internal/skills"
@@ -87,7 +88,7 @@ func writeRollout(t *testing.T, r *rundir.Run, step int) {
 			}
 		}
 	}
-	dir := r.StageDir(step, rolloutStage)
+	dir := r.StageDir(step, layout.Rollout)
 	lin := lineage(r.Config, step, "rollout")
 	for _, err := range []error{
 		schema.WriteRows(schema.Episodes, filepath.Join(dir, "episodes.arrow"), lin, eps),
@@ -106,27 +107,18 @@ func stepThrough(t *testing.T, r *rundir.Run, k int, a Author) {
 	t.Helper()
 	for step := 1; step <= k; step++ {
 		writeRollout(t, r, step)
-		if _, err := r.RunStage(context.Background(), step, validate.Stage(r, step), false); err != nil {
+		if _, err := r.RunStage(context.Background(), step, validate.Stage{}, false); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := r.RunStage(context.Background(), step, authorStage(r, step, a), false); err != nil {
+		if _, err := r.RunStage(context.Background(), step, Stage{Author: a}, false); err != nil {
 			t.Fatal(err)
 		}
 	}
-}
-
-// authorStage is Stage with a given author.
-func authorStage(r *rundir.Run, step int, a Author) rundir.Stage {
-	st := Stage(r, step)
-	st.Run = func(ctx context.Context, sc *rundir.StageContext) error {
-		return Run(ctx, sc.Run, step, a, sc.OutDir, sc.Lineage())
-	}
-	return st
 }
 
 func proposals(t *testing.T, r *rundir.Run, step int) []schema.ProposalRow {
 	t.Helper()
-	rows, err := schema.ReadFile[schema.ProposalRow](schema.Proposals, filepath.Join(r.StageDir(step, Name), ProposalsFile))
+	rows, err := schema.ReadFile[schema.ProposalRow](schema.Proposals, filepath.Join(r.StageDir(step, layout.Author), layout.ProposalsFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/skills"
 	"github.com/evosteer/evosteer-go/schema"
 )
@@ -277,7 +278,7 @@ func TestStageModelAuthor(t *testing.T) {
 	if len(lib.Skills()) != 1 || lib.Skills()[0].Family != rows[2].Family {
 		t.Errorf("library %+v", lib.Skills())
 	}
-	files, _ := filepath.Glob(filepath.Join(r.StageDir(2, Name), "*"))
+	files, _ := filepath.Glob(filepath.Join(r.StageDir(2, layout.Author), "*"))
 	for _, f := range files {
 		if b, _ := os.ReadFile(f); strings.Contains(string(b), testKey) {
 			t.Errorf("%s holds the API key", f)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/sim"
 	"github.com/evosteer/evosteer-go/internal/skills"
 	"github.com/evosteer/evosteer-go/schema"
@@ -59,7 +60,7 @@ func TestStageSimAuthor(t *testing.T) {
 	}
 	want := priority(r.Config.Families, map[string]int{}, map[string]int{}, st)[:3]
 	world := sim.New(r.Config.Sim, r.Config.Seed)
-	truth, err := schema.ReadFile[schema.SimTruthRow](schema.SimTruth, filepath.Join(r.StageDir(2, Name), SimTruthFile))
+	truth, err := schema.ReadFile[schema.SimTruthRow](schema.SimTruth, filepath.Join(r.StageDir(2, layout.Author), layout.SimTruthFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func TestStageSimAuthor(t *testing.T) {
 	if len(later) != 1 || later[0].Family == rows[0].Family || later[0].Family == rows[1].Family || later[0].Family == rows[2].Family {
 		t.Errorf("step 3 window %+v: want one window for a family without skills", later)
 	}
-	seg, err := schema.ReadFile[schema.LedgerRow](schema.Ledger, filepath.Join(r.StageDir(2, Name), skills.LedgerFile))
+	seg, err := schema.ReadFile[schema.LedgerRow](schema.Ledger, filepath.Join(r.StageDir(2, layout.Author), layout.LedgerFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,18 +97,18 @@ func TestStageSimAuthor(t *testing.T) {
 	if len(lib.Skills()) != 4 || len(lib.Menu(rows[0].Family).Skills) != 1 || lib.Menu(rows[0].Family).Skills[0].Status != skills.Candidate {
 		t.Errorf("library for step 4: %+v", lib.Skills())
 	}
-	if _, err := skills.LoadLedger(r, 4, skills.ValidateStage); err != nil {
+	if _, err := skills.LoadLedger(r, 4, layout.Validate); err != nil {
 		t.Errorf("replay through author 3: %v", err)
 	}
-	before, _ := os.ReadFile(filepath.Join(r.StageDir(3, Name), ProposalsFile))
-	if _, err := r.RunStage(context.Background(), 3, authorStage(r, 3, newSimAuthor(r.Config)), true); err != nil {
+	before, _ := os.ReadFile(filepath.Join(r.StageDir(3, layout.Author), layout.ProposalsFile))
+	if _, err := r.RunStage(context.Background(), 3, Stage{Author: newSimAuthor(r.Config)}, true); err != nil {
 		t.Fatal(err)
 	}
-	after, _ := os.ReadFile(filepath.Join(r.StageDir(3, Name), ProposalsFile))
+	after, _ := os.ReadFile(filepath.Join(r.StageDir(3, layout.Author), layout.ProposalsFile))
 	if !bytes.Equal(before, after) {
 		t.Error("rerun is not byte-identical")
 	}
-	sum, err := Summarize(r, 2)
+	sum, err := Summarize(context.Background(), r, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +162,7 @@ func TestEvidencePoolAccumulates(t *testing.T) {
 func TestStageNeedsValidate(t *testing.T) {
 	r := newRun(t, nil)
 	writeRollout(t, r, 1)
-	_, err := r.RunStage(context.Background(), 1, authorStage(r, 1, newSimAuthor(r.Config)), false)
+	_, err := r.RunStage(context.Background(), 1, Stage{Author: newSimAuthor(r.Config)}, false)
 	if err == nil || !strings.Contains(err.Error(), "evosteer validate") {
 		t.Errorf("author before validate: %v", err)
 	}
@@ -169,14 +170,14 @@ func TestStageNeedsValidate(t *testing.T) {
 
 func TestStageAblated(t *testing.T) {
 	r := newRun(t, func(c *config.Config) { c.Ablations = []string{"skill-evolution"} })
-	if st := Stage(r, 9); len(st.Inputs) != 0 {
-		t.Errorf("inputs %v", st.Inputs)
+	if in, err := (Stage{}).Inputs(r, 9); err != nil || len(in) != 0 {
+		t.Errorf("inputs %v %v", in, err)
 	}
-	if _, err := r.RunStage(context.Background(), 9, authorStage(r, 9, newSimAuthor(r.Config)), false); err != nil {
+	if _, err := r.RunStage(context.Background(), 9, Stage{Author: newSimAuthor(r.Config)}, false); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{ProposalsFile, skills.LedgerFile, skills.SkillsFile, SimTruthFile} {
-		f, err := schema.Open(filepath.Join(r.StageDir(9, Name), f))
+	for _, f := range []string{layout.ProposalsFile, layout.LedgerFile, layout.SkillsFile, layout.SimTruthFile} {
+		f, err := schema.Open(filepath.Join(r.StageDir(9, layout.Author), f))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,11 +1,13 @@
 package author
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
 
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/skills"
 	"github.com/evosteer/evosteer-go/schema"
@@ -20,8 +22,17 @@ type Summary struct {
 	Note    string // why no window ran, when none did
 }
 
+// Summary reads the step's outputs back (Summarize).
+func (Stage) Summary(ctx context.Context, r *rundir.Run, step int) (rundir.Summary, error) {
+	s, err := Summarize(ctx, r, step)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
 // Summarize reads the stage's outputs back.
-func Summarize(r *rundir.Run, step int) (*Summary, error) {
+func Summarize(_ context.Context, r *rundir.Run, step int) (*Summary, error) {
 	cfg := r.Config
 	s := &Summary{Step: step, Windows: WindowFamilies(cfg, step)}
 	switch {
@@ -32,12 +43,12 @@ func Summarize(r *rundir.Run, step int) (*Summary, error) {
 	case s.Windows == 0:
 		s.Note = fmt.Sprintf("no window this step (one every %d steps)", cfg.Author.Interval)
 	}
-	dir := r.StageDir(step, Name)
+	dir := r.StageDir(step, layout.Author)
 	var err error
-	if s.Rows, err = schema.ReadFile[schema.ProposalRow](schema.Proposals, filepath.Join(dir, ProposalsFile)); err != nil {
+	if s.Rows, err = schema.ReadFile[schema.ProposalRow](schema.Proposals, filepath.Join(dir, layout.ProposalsFile)); err != nil {
 		return nil, err
 	}
-	lib, err := skills.ReadLibrary(r, filepath.Join(dir, skills.SkillsFile))
+	lib, err := skills.ReadLibrary(r, filepath.Join(dir, layout.SkillsFile))
 	if err != nil {
 		return nil, err
 	}

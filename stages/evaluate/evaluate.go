@@ -14,6 +14,7 @@ import (
 	"github.com/evosteer/evosteer-go/internal/atomicfile"
 	"github.com/evosteer/evosteer-go/internal/episode"
 	"github.com/evosteer/evosteer-go/internal/executor"
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/learner"
 	"github.com/evosteer/evosteer-go/internal/paradigms"
 	"github.com/evosteer/evosteer-go/internal/policy"
@@ -22,13 +23,6 @@ import (
 	"github.com/evosteer/evosteer-go/internal/skills"
 	"github.com/evosteer/evosteer-go/internal/tasks"
 	"github.com/evosteer/evosteer-go/schema"
-)
-
-// Folder is the run's evaluation folder; ResultsFile and TableFile its files.
-const (
-	Folder      = "eval"
-	ResultsFile = "results.arrow"
-	TableFile   = "table.md"
 )
 
 // Policy names of the networks.
@@ -189,17 +183,17 @@ const WorkflowsFile = "workflows.json"
 // write puts eval/ in place at once: results.arrow, table.md and, after a workflow search,
 // workflows.json.
 func write(r *rundir.Run, rows []schema.EvalRow, searched *paradigms.SearchResult) error {
-	dir := filepath.Join(r.Dir, Folder)
+	dir := filepath.Join(r.Dir, layout.Eval)
 	tmp, err := os.MkdirTemp(r.Dir, ".tmp-eval-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	lin := schema.Lineage{Run: r.Name, Stage: Folder, ConfigSHA256: r.Config.SHA256()}
-	if err := schema.WriteRows(schema.EvalResults, filepath.Join(tmp, ResultsFile), lin, rows); err != nil {
+	lin := schema.Lineage{Run: r.Name, Stage: layout.Eval, ConfigSHA256: r.Config.SHA256()}
+	if err := schema.WriteRows(schema.EvalResults, filepath.Join(tmp, layout.EvalResultsFile), lin, rows); err != nil {
 		return err
 	}
-	if err := atomicfile.WriteBytes(filepath.Join(tmp, TableFile), []byte(Table(rows, r.Config.Executor.Backend == "sim")), 0o644); err != nil {
+	if err := atomicfile.WriteBytes(filepath.Join(tmp, layout.EvalTableFile), []byte(Table(rows, r.Config.Executor.Backend == "sim")), 0o644); err != nil {
 		return err
 	}
 	if searched != nil {

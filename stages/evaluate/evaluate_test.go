@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/learner"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/runtest"
@@ -108,7 +109,7 @@ func TestRunWritesResults(t *testing.T) {
 	if seeds[0] == seeds[1] {
 		t.Fatal("the two runs share a seed")
 	}
-	written, err := schema.ReadFile[schema.EvalRow](schema.EvalResults, filepath.Join(r.Dir, Folder, ResultsFile))
+	written, err := schema.ReadFile[schema.EvalRow](schema.EvalResults, filepath.Join(r.Dir, layout.Eval, layout.EvalResultsFile))
 	if err != nil || len(written) != len(rows) {
 		t.Fatalf("written %d rows: %v", len(written), err)
 	}

@@ -6,30 +6,19 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/skills"
 	"github.com/evosteer/evosteer-go/schema"
 )
 
 // EvalFile is where `evosteer eval` writes its results, relative to the run folder.
-const EvalFile = "eval/results.arrow"
-
-// The stage outputs a step's section reads: stage folders and files as the stages name them
-// (a stage does not import another; the report's tests write them with the stages' own names).
-const (
-	rolloutStage   = "rollout"
-	aggregateStage = "aggregate"
-	anchorsFile    = "anchors.arrow"
-	updateStage    = "update"
-	metricsFile    = "update_metrics.arrow"
-)
+const EvalFile = layout.Eval + "/" + layout.EvalResultsFile
 
 // data is what the report reads from a run folder.
 type data struct {
@@ -50,8 +39,6 @@ type stepMetrics struct {
 	schema.UpdateMetricsRow
 }
 
-var stepFolder = regexp.MustCompile(`^step-(\d{6})$`)
-
 // load reads every table the report needs. Missing stage outputs of a step (a run stopped
 // mid-step) are skipped; unreadable files are errors.
 func load(r *rundir.Run) (*data, error) {
@@ -61,15 +48,11 @@ func load(r *rundir.Run) (*data, error) {
 		return nil, fmt.Errorf("report: %w", err)
 	}
 	for _, e := range entries {
-		m := stepFolder.FindStringSubmatch(e.Name())
-		if m == nil || !e.IsDir() {
+		step, ok := layout.ParseStepDir(e.Name())
+		if !ok || !e.IsDir() || step < 1 {
 			continue
 		}
-		step, _ := strconv.Atoi(m[1])
-		if step < 1 {
-			continue
-		}
-		eps, err := rundir.Shards(r.StageDir(step, rolloutStage), "episodes")
+		eps, err := rundir.Shards(r.StageDir(step, layout.Rollout), layout.Episodes)
 		if err != nil {
 			return nil, fmt.Errorf("report: %w", err)
 		}
@@ -105,7 +88,7 @@ func (d *data) loadStep(r *rundir.Run, step int, episodePaths []string) error {
 	for _, e := range eps {
 		d.episodes = append(d.episodes, StepEpisode{step, e})
 	}
-	decs, err := rundir.Shards(r.StageDir(step, rolloutStage), "decisions")
+	decs, err := rundir.Shards(r.StageDir(step, layout.Rollout), layout.Decisions)
 	if err != nil {
 		return err
 	}
@@ -114,14 +97,14 @@ func (d *data) loadStep(r *rundir.Run, step int, episodePaths []string) error {
 			return err
 		}
 	}
-	anchors, err := readIfPresent[schema.AnchorRow](schema.Anchors, filepath.Join(r.StageDir(step, aggregateStage), anchorsFile))
+	anchors, err := readIfPresent[schema.AnchorRow](schema.Anchors, filepath.Join(r.StageDir(step, layout.Aggregate), layout.AnchorsFile))
 	if err != nil {
 		return err
 	}
 	for _, a := range anchors {
 		d.anchors = append(d.anchors, StepAnchor{step, a})
 	}
-	metrics, err := readIfPresent[schema.UpdateMetricsRow](schema.UpdateMetrics, filepath.Join(r.StageDir(step, updateStage), metricsFile))
+	metrics, err := readIfPresent[schema.UpdateMetricsRow](schema.UpdateMetrics, filepath.Join(r.StageDir(step, layout.Update), layout.UpdateMetricsFile))
 	if err != nil {
 		return err
 	}
@@ -134,7 +117,7 @@ func (d *data) loadStep(r *rundir.Run, step int, episodePaths []string) error {
 // loadSkills reads the ledger segments through the last step and the newest library snapshot.
 func (d *data) loadSkills(r *rundir.Run) error {
 	last := d.steps[len(d.steps)-1]
-	for _, s := range skills.SegmentPaths(r, last+1, skills.ValidateStage) {
+	for _, s := range skills.SegmentPaths(r, last+1, layout.Validate) {
 		rows, err := schema.ReadFile[schema.LedgerRow](schema.Ledger, s.Path)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // the stage has not run (yet) at this step
@@ -144,7 +127,7 @@ func (d *data) loadSkills(r *rundir.Run) error {
 		}
 		s.Rows = rows
 		d.segments = append(d.segments, s)
-		snap := filepath.Join(filepath.Dir(s.Path), skills.SkillsFile)
+		snap := filepath.Join(filepath.Dir(s.Path), layout.SkillsFile)
 		lib, err := readIfPresent[schema.SkillRow](schema.Skills, snap)
 		if err != nil {
 			return err

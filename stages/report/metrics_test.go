@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/skills"
 	"github.com/evosteer/evosteer-go/schema"
 )
@@ -187,11 +188,11 @@ func TestSkillTimelineCarriesAlpha(t *testing.T) {
 	id := "evosteer-0123"
 	w, l, t0 := int64(12), int64(0), int64(1)
 	segs := []skills.Segment{
-		{Step: 2, Stage: skills.AuthorStage, Rows: []schema.LedgerRow{{Event: skills.EventProposal, SkillID: &id}, {Event: skills.EventProposal}}},
-		{Step: 3, Stage: skills.ValidateStage, Rows: []schema.LedgerRow{
+		{Step: 2, Stage: layout.Author, Rows: []schema.LedgerRow{{Event: skills.EventProposal, SkillID: &id}, {Event: skills.EventProposal}}},
+		{Step: 3, Stage: layout.Validate, Rows: []schema.LedgerRow{
 			{Event: skills.EventRegister, AlphaSpent: 0}, {Event: skills.EventLook, AlphaSpent: 0.0125},
 			{Event: skills.EventPromote, SkillID: &id, W: &w, L: &l, T0: &t0, AlphaSpent: 0.0125}}},
-		{Step: 5, Stage: skills.ValidateStage, Rows: []schema.LedgerRow{{Event: skills.EventLook, AlphaSpent: 0.02}, {Event: skills.EventDefer, AlphaSpent: 0.02}}},
+		{Step: 5, Stage: layout.Validate, Rows: []schema.LedgerRow{{Event: skills.EventLook, AlphaSpent: 0.02}, {Event: skills.EventDefer, AlphaSpent: 0.02}}},
 	}
 	tl := SkillTimeline(segs, []int{1, 2, 3, 4, 5})
 	alpha := []float64{0, 0, 0.0125, 0.0125, 0.02}

@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/probetable"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/skills"
@@ -51,7 +53,7 @@ func Build(r *rundir.Run) (*Report, error) {
 		return nil, err
 	}
 	if len(d.steps) == 0 {
-		return nil, fmt.Errorf("report: run %s has no rolled-out step; run `evosteer rollout --run %s --step 1` first", r.Name, r.Dir)
+		return nil, fmt.Errorf("report: run %s has no rolled-out step: %w", r.Name, r.MissingInput(filepath.Join(r.StageDir(1, layout.Rollout), layout.File(layout.Episodes))))
 	}
 	cfg := r.Config
 	rep := &Report{Title: "EvoSteer report: run " + r.Name, Sim: cfg.Executor.Backend == "sim"}

@@ -12,12 +12,11 @@ import (
 	"testing"
 
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/probetable"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/skills"
 	"github.com/evosteer/evosteer-go/schema"
-	"github.com/evosteer/evosteer-go/stages/aggregate"
-	"github.com/evosteer/evosteer-go/stages/update"
 )
 
 // synthRun writes two hand-made steps into a new run: per step two tasks with two θ and two ρ
@@ -66,12 +65,12 @@ func synthRun(t *testing.T) *rundir.Run {
 			}
 		}
 		lin := func(stage string) schema.Lineage { return schema.Lineage{Run: r.Name, Step: step, Stage: stage} }
-		roll := r.StageDir(step, aggregate.RolloutStage)
+		roll := r.StageDir(step, layout.Rollout)
 		write(t, schema.WriteRows(schema.Episodes, filepath.Join(roll, "episodes.arrow"), lin("rollout"), eps))
 		write(t, schema.WriteRows(schema.Decisions, filepath.Join(roll, "decisions.arrow"), lin("rollout"), decs))
-		write(t, schema.WriteRows(schema.Anchors, filepath.Join(r.StageDir(step, aggregate.Name), aggregate.AnchorsFile), lin("aggregate"), anchors))
+		write(t, schema.WriteRows(schema.Anchors, filepath.Join(r.StageDir(step, layout.Aggregate), layout.AnchorsFile), lin("aggregate"), anchors))
 		m := schema.UpdateMetricsRow{Objective: "anchortb", Loss: 0.5 - 0.1*float64(step), LossRho: 0.5, LossAnchor: 0.6}
-		write(t, schema.WriteRows(schema.UpdateMetrics, filepath.Join(r.StageDir(step, update.Name), update.MetricsFile), lin("update"), []schema.UpdateMetricsRow{m}))
+		write(t, schema.WriteRows(schema.UpdateMetrics, filepath.Join(r.StageDir(step, layout.Update), layout.UpdateMetricsFile), lin("update"), []schema.UpdateMetricsRow{m}))
 	}
 	return r
 }
@@ -139,9 +138,9 @@ func TestBuildFromRunFiles(t *testing.T) {
 	seg := []schema.LedgerRow{{Seq: 1, Event: skills.EventProposal, SkillID: &id},
 		{Seq: 2, Event: skills.EventLook, SkillID: &id, AlphaSpent: lvl},
 		{Seq: 3, Event: skills.EventPromote, SkillID: &id, J: &j, Look: &look, W: &w, L: &l, PPlus: &pp, Level: &lvl, AlphaSpent: lvl}}
-	lin := schema.Lineage{Run: r.Name, Step: 2, Stage: skills.ValidateStage}
-	write(t, skills.WriteSegment(r.StageDir(2, skills.ValidateStage), lin, seg))
-	write(t, schema.WriteRows(schema.Skills, filepath.Join(r.StageDir(2, skills.ValidateStage), skills.SkillsFile), lin,
+	lin := schema.Lineage{Run: r.Name, Step: 2, Stage: layout.Validate}
+	write(t, skills.WriteSegment(r.StageDir(2, layout.Validate), lin, seg))
+	write(t, schema.WriteRows(schema.Skills, filepath.Join(r.StageDir(2, layout.Validate), layout.SkillsFile), lin,
 		[]schema.SkillRow{{SkillID: id, Family: "medqa", Status: skills.Validated, Name: "cite the guideline"}}))
 	write(t, schema.WriteRows(schema.EvalResults, filepath.Join(r.Dir, EvalFile), schema.Lineage{Run: r.Name, Stage: "eval"},
 		[]schema.EvalRow{{Policy: "evosteer", Benchmark: "medqa", Block: "iid", Score: 0.5}, {Policy: "evosteer", Benchmark: "medqa", Block: "iid", Run: 1, Score: 0.7}}))
@@ -249,7 +248,7 @@ func TestBuildWithoutRolloutsFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Build(r); err == nil || !strings.Contains(err.Error(), "evosteer rollout --run") {
+	if _, err := Build(r); err == nil || !strings.Contains(err.Error(), "missing input step-000001/rollout/episodes.arrow: run `evosteer rollout --step 1 --run "+r.Dir+"` first") {
 		t.Errorf("error %v", err)
 	}
 }

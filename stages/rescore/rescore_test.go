@@ -2,11 +2,15 @@ package rescore_test
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/layout"
+	"github.com/evosteer/evosteer-go/internal/learner"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/runtest"
 	"github.com/evosteer/evosteer-go/schema"
@@ -22,28 +26,43 @@ func smallRun(t *testing.T) *rundir.Run { return runtest.SimRun(t, t.TempDir(), 
 func TestRescoreReproducesTheRollout(t *testing.T) {
 	r := smallRun(t)
 	ctx := context.Background()
-	if _, err := r.RunStage(ctx, 1, rollout.Stage(r, 1, rollout.Shard{Index: 1, Count: 1}, nil), false); err != nil {
+	if _, err := r.RunStage(ctx, 1, rollout.Stage{}, false); err != nil {
 		t.Fatal(err)
 	}
-	var sum rescore.Summary
-	if _, err := r.RunStage(ctx, 1, rescore.Stage(r, 1, &sum), false); err != nil {
+	if _, err := r.RunStage(ctx, 1, rescore.Stage{}, false); err != nil {
 		t.Fatal(err)
+	}
+	sum, err := rescore.Summarize(ctx, r, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.MaxMismatch) != 2 {
+		t.Errorf("mismatch measured for %v, want current and natural_reference", sum.MaxMismatch)
 	}
 	for src, m := range sum.MaxMismatch {
 		if m != 0 {
 			t.Errorf("%s: rescored log-probabilities differ from the behaviour ones by %g", src, m)
 		}
 	}
-	decs, err := schema.ReadFile[schema.DecisionRow](schema.Decisions, filepath.Join(r.StageDir(1, "rollout"), "decisions.arrow"))
+	decs, err := schema.ReadFile[schema.DecisionRow](schema.Decisions, filepath.Join(r.StageDir(1, layout.Rollout), layout.File(layout.Decisions)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	scores, err := schema.ReadFile[schema.ScoreRow](schema.Scores, filepath.Join(r.StageDir(1, rescore.Name), rescore.File))
+	scores, err := schema.ReadFile[schema.ScoreRow](schema.Scores, filepath.Join(r.StageDir(1, layout.Rescore), layout.ScoresFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(scores) != len(decs) || sum.Decisions != len(decs) {
-		t.Fatalf("%d scores for %d decisions", len(scores), len(decs))
+	eps, err := schema.ReadFile[schema.EpisodeRow](schema.Episodes, filepath.Join(r.StageDir(1, layout.Rollout), layout.File(layout.Episodes)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(scores) != len(decs) || sum.Decisions != len(decs) || sum.Episodes != len(eps) || sum.ThetaVersion != 0 {
+		t.Fatalf("%d scores for %d decisions; summary %+v", len(scores), len(decs), sum)
+	}
+	var out strings.Builder
+	if err := sum.Write(&out); err != nil || !strings.Contains(out.String(), fmt.Sprintf("rescore step 1: %d decisions of %d episodes under θ version 0; mean |Δℓ| 0 over branch decisions", len(decs), len(eps))) ||
+		!strings.Contains(out.String(), "natural_reference  max |rescored − behaviour| / max(1, |behaviour|) log-prob 0") {
+		t.Errorf("summary %v:\n%s", err, out.String())
 	}
 	for i, s := range scores {
 		d := decs[i]
@@ -57,24 +76,50 @@ func TestRescoreReproducesTheRollout(t *testing.T) {
 }
 
 // At policy.temperature τ ≠ 1 the rollout sampled from the tempered network, and the rescore
-// check compares its behaviour log-probabilities with the tempered scores: they agree exactly.
+// check compares its behaviour log-probabilities with the tempered scores: the stage accepts the
+// rollout (the untempered scores differ from them by far more than learner.MaxBehaviorMismatch) and
+// refuses it once one sampled behaviour log-probability moves by twice the bound. The summary
+// cannot measure the tempered mismatch from the files and says that the stage checked it.
 func TestRescoreChecksTheTemperedBehaviour(t *testing.T) {
 	r := runtest.SimRun(t, t.TempDir(), 8, func(c *config.Config) { c.Policy.Temperature = 0.5 })
 	ctx := context.Background()
-	if _, err := r.RunStage(ctx, 1, rollout.Stage(r, 1, rollout.Shard{Index: 1, Count: 1}, nil), false); err != nil {
+	if _, err := r.RunStage(ctx, 1, rollout.Stage{}, false); err != nil {
 		t.Fatal(err)
 	}
-	var sum rescore.Summary
-	if _, err := r.RunStage(ctx, 1, rescore.Stage(r, 1, &sum), false); err != nil {
+	if _, err := r.RunStage(ctx, 1, rescore.Stage{}, false); err != nil {
 		t.Fatal(err)
 	}
-	if len(sum.MaxMismatch) == 0 {
-		t.Fatal("no sampled decision was checked")
+	sum, err := rescore.Summarize(ctx, r, 1)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for src, m := range sum.MaxMismatch {
-		if m != 0 {
-			t.Errorf("%s: tempered behaviour log-probabilities differ from the rescored ones by %g", src, m)
+	var out strings.Builder
+	if err := sum.Write(&out); err != nil || sum.MaxMismatch != nil || !strings.Contains(out.String(), "(temperature 0.5) agree with the rescored ones within 1e-05 relative") {
+		t.Errorf("summary %v:\n%s", err, out.String())
+	}
+	shiftBehavior(t, r, 2*learner.MaxBehaviorMismatch)
+	if _, err := r.RunStage(ctx, 1, rescore.Stage{}, false); err == nil || !strings.Contains(err.Error(), "was not sampled from the checkpoint") {
+		t.Fatalf("shifted behaviour: %v", err)
+	}
+}
+
+// shiftBehavior moves the behaviour log-probability of the first sampled branch decision of
+// step 1 by the relative amount rel.
+func shiftBehavior(t *testing.T, r *rundir.Run, rel float64) {
+	t.Helper()
+	path := filepath.Join(r.StageDir(1, layout.Rollout), layout.File(layout.Decisions))
+	decs, err := schema.ReadFile[schema.DecisionRow](schema.Decisions, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range decs {
+		if !decs[i].Forced && len(decs[i].LegalActions) > 1 {
+			decs[i].LogpBehavior -= rel * max(1, math.Abs(decs[i].LogpBehavior))
+			break
 		}
+	}
+	if err := schema.WriteRows(schema.Decisions, path, schema.Lineage{Run: "demo", Step: 1, Stage: layout.Rollout, ConfigSHA256: r.Config.SHA256()}, decs); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -82,28 +127,16 @@ func TestRescoreChecksTheTemperedBehaviour(t *testing.T) {
 func TestRescoreRefusesAForeignRollout(t *testing.T) {
 	r := smallRun(t)
 	ctx := context.Background()
-	if _, err := r.RunStage(ctx, 1, rollout.Stage(r, 1, rollout.Shard{Index: 1, Count: 1}, nil), false); err != nil {
+	if _, err := r.RunStage(ctx, 1, rollout.Stage{}, false); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(r.StageDir(1, "rollout"), "decisions.arrow")
-	decs, err := schema.ReadFile[schema.DecisionRow](schema.Decisions, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range decs {
-		if !decs[i].Forced && len(decs[i].LegalActions) > 1 {
-			decs[i].LogpBehavior -= 0.05
-			break
-		}
-	}
-	if err := schema.WriteRows(schema.Decisions, path, schema.Lineage{Run: "demo", Step: 1, Stage: "rollout", ConfigSHA256: r.Config.SHA256()}, decs); err != nil {
-		t.Fatal(err)
-	}
-	_, err = r.RunStage(ctx, 1, rescore.Stage(r, 1, nil), false)
+	shiftBehavior(t, r, 0.05)
+	_, err := r.RunStage(ctx, 1, rescore.Stage{}, false)
 	if err == nil || !strings.Contains(err.Error(), "was not sampled from the checkpoint") {
 		t.Fatalf("foreign rollout: %v", err)
 	}
-	if _, err := r.RunStage(ctx, 2, rescore.Stage(r, 2, nil), false); err == nil || !strings.Contains(err.Error(), "evosteer rollout --step 2") {
+	if _, err := r.RunStage(ctx, 2, rescore.Stage{}, false); err == nil || !strings.Contains(err.Error(), "missing input step-000002/rollout/decisions.arrow: run `evosteer rollout --step 2") ||
+		!strings.Contains(err.Error(), "missing input step-000001/update/checkpoint/learner.arrow: run `evosteer update --step 1") {
 		t.Fatalf("missing rollout: %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/layout"
 )
 
 // BenchmarkRolloutBatch runs the whole stage (schedule, 32 tasks x 4 episodes on the simulated
@@ -22,12 +23,12 @@ func BenchmarkRolloutBatch(b *testing.B) {
 	})
 	episodes, decisions := 0, 0
 	for i := 0; i < b.N; i++ {
-		_, err := r.RunStage(context.Background(), 1, Stage(r, 1, Shard{1, 1}, nil), true)
+		_, err := r.RunStage(context.Background(), 1, Stage{}, true)
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()
-		eps := readEpisodesB(b, filepath.Join(r.StageDir(1, Name), "episodes.arrow"))
+		eps := readEpisodesB(b, filepath.Join(r.StageDir(1, layout.Rollout), "episodes.arrow"))
 		for _, e := range eps {
 			episodes++
 			decisions += int(e.T)

@@ -4,7 +4,8 @@
 // executor, one atomic edit per decision (through internal/episode; network decisions sampled at
 // policy.temperature; a paired arm's forced first action not charged to the budget), and writes
 // episodes, decisions (with the exact network inputs), executions and, for the simulated world,
-// sim_truth.
+// sim_truth. Summarize reads a step's files back through DuckDB (rewards by family and source,
+// decisions by action kind: the summary `evosteer rollout` prints).
 //
 // It must not learn anything or read any output of later stages of the same step.
 package rollout

@@ -12,6 +12,7 @@ import (
 	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/episode"
 	"github.com/evosteer/evosteer-go/internal/executor"
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/learner"
 	"github.com/evosteer/evosteer-go/internal/orchestra"
 	"github.com/evosteer/evosteer-go/internal/rundir"
@@ -21,9 +22,6 @@ import (
 	"github.com/evosteer/evosteer-go/internal/tasks"
 	"github.com/evosteer/evosteer-go/schema"
 )
-
-// Name is the stage's folder name.
-const Name = "rollout"
 
 // Shard selects part of a batch: shard Index of Count (1-based), by task.
 type Shard struct{ Index, Count int }
@@ -41,29 +39,45 @@ func ParseShard(s string) (Shard, error) {
 	return sh, nil
 }
 
-// suffix names a shard's files ("" when unsharded).
-func (s Shard) suffix() string {
-	if s.Count <= 1 {
-		return ""
-	}
-	return fmt.Sprintf("-%d-of-%d", s.Index, s.Count)
+// Stage is the rollout stage of a step, or of one shard of it.
+type Stage struct {
+	Shard    Shard            // the zero value rolls out the whole batch
+	Progress episode.Progress // may be nil
 }
 
-// Stage returns the rollout stage of one step. It reads the training tasks, the learner of the
-// previous step (step 0's is written by init) and the skill library the previous step's author
-// wrote (none at step 1).
-func Stage(r *rundir.Run, step int, shard Shard, progress episode.Progress) rundir.Stage {
-	st := rundir.Stage{Name: Name, Inputs: []string{r.Rel(r.TasksPath("train")), r.Rel(learner.Path(r, step-1))}}
+// Name is the stage's folder.
+func (Stage) Name() string { return layout.Rollout }
+
+// ShardName names the shard ("" for the whole batch).
+func (s Stage) ShardName() string { return layout.Shard(s.Shard.Index, s.Shard.Count) }
+
+// Inputs are the training tasks, the learner of the previous step (step 0's is written by init)
+// and the skill library the previous step's author wrote (none at step 1).
+func (Stage) Inputs(r *rundir.Run, step int) ([]string, error) {
+	in := []string{r.TasksPath("train"), learner.Path(r, step-1)}
 	if p := skills.LibraryPath(r, step); p != "" {
-		st.Inputs = append(st.Inputs, r.Rel(p))
+		in = append(in, p)
 	}
-	if shard.Count > 1 {
-		st.Shard = strings.TrimPrefix(shard.suffix(), "-")
+	return in, nil
+}
+
+// Outputs are the episodes, decisions and executions of the shard, and the hidden truths of
+// its tasks on the simulated world.
+func (s Stage) Outputs(r *rundir.Run, _ int) []string {
+	tables := []string{layout.Episodes, layout.Decisions, layout.Executions}
+	if r.Config.Executor.Backend == "sim" {
+		tables = append(tables, layout.SimTruth)
 	}
-	st.Run = func(ctx context.Context, sc *rundir.StageContext) error {
-		return run(ctx, sc, shard, progress)
+	out := make([]string, len(tables))
+	for i, t := range tables {
+		out[i] = layout.ShardFile(t, s.Shard.Index, s.Shard.Count)
 	}
-	return st
+	return out
+}
+
+// Run plays the step's episodes and writes them into sc.OutDir.
+func (s Stage) Run(ctx context.Context, sc *rundir.StageContext) error {
+	return run(ctx, sc, s.Shard, s.Progress)
 }
 
 func run(ctx context.Context, sc *rundir.StageContext, shard Shard, progress episode.Progress) error {
@@ -201,29 +215,31 @@ func writeOutputs(sc *rundir.StageContext, lin schema.Lineage, shard Shard, eps 
 		decisions = append(decisions, ep.Decisions...)
 		executions = append(executions, ep.Executions...)
 	}
-	sfx := shard.suffix()
-	if err := writeTable(sc.OutDir, "episodes"+sfx, schema.Episodes, lin, episodes); err != nil {
+	file := func(table string) string {
+		return filepath.Join(sc.OutDir, layout.ShardFile(table, shard.Index, shard.Count))
+	}
+	if err := writeTable(file(layout.Episodes), schema.Episodes, lin, episodes); err != nil {
 		return err
 	}
-	if err := writeTable(sc.OutDir, "decisions"+sfx, schema.Decisions, lin, decisions); err != nil {
+	if err := writeTable(file(layout.Decisions), schema.Decisions, lin, decisions); err != nil {
 		return err
 	}
-	if err := writeTable(sc.OutDir, "executions"+sfx, schema.Executions, lin, executions); err != nil {
+	if err := writeTable(file(layout.Executions), schema.Executions, lin, executions); err != nil {
 		return err
 	}
 	if w, ok := exec.(*sim.World); ok {
-		return writeTable(sc.OutDir, "sim_truth"+sfx, schema.SimTruth, lin, truthRows(w, picked))
+		return writeTable(file(layout.SimTruth), schema.SimTruth, lin, truthRows(w, picked))
 	}
 	return nil
 }
 
-func writeTable[T any](dir, name string, t *schema.Table, lin schema.Lineage, rows []T) error {
+func writeTable[T any](path string, t *schema.Table, lin schema.Lineage, rows []T) error {
 	rec, err := schema.Build(t, rows)
 	if err != nil {
 		return err
 	}
 	defer rec.Release()
-	return t.WriteBatches(filepath.Join(dir, name+".arrow"), lin, rec)
+	return t.WriteBatches(path, lin, rec)
 }
 
 // truthRows are the hidden truths of the batch's tasks.

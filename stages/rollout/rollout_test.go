@@ -14,6 +14,7 @@ import (
 	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/episode"
 	"github.com/evosteer/evosteer-go/internal/executor"
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/policy"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/runtest"
@@ -36,13 +37,13 @@ func smallRun(t testing.TB, parent string, edit func(*config.Config)) *rundir.Ru
 
 func rolloutFiles(t *testing.T, r *rundir.Run, step int) map[string][]byte {
 	t.Helper()
-	if _, err := r.RunStage(context.Background(), step, Stage(r, step, Shard{1, 1}, nil), false); err != nil {
+	if _, err := r.RunStage(context.Background(), step, Stage{}, false); err != nil {
 		t.Fatal(err)
 	}
 	files := map[string][]byte{}
-	entries, _ := os.ReadDir(r.StageDir(step, Name))
+	entries, _ := os.ReadDir(r.StageDir(step, layout.Rollout))
 	for _, e := range entries {
-		files[e.Name()], _ = os.ReadFile(filepath.Join(r.StageDir(step, Name), e.Name()))
+		files[e.Name()], _ = os.ReadFile(filepath.Join(r.StageDir(step, layout.Rollout), e.Name()))
 	}
 	return files
 }
@@ -112,7 +113,7 @@ func testBatch(t testing.TB, exec func(*config.Config) executor.Executor) []epis
 func TestRolloutWritesTheBatch(t *testing.T) {
 	r := smallRun(t, t.TempDir(), nil)
 	rolloutFiles(t, r, 1)
-	eps := readEpisodes(t, filepath.Join(r.StageDir(1, Name), "episodes.arrow"))
+	eps := readEpisodes(t, filepath.Join(r.StageDir(1, layout.Rollout), "episodes.arrow"))
 	if len(eps) != 12*4 {
 		t.Fatalf("%d episodes, want 12 tasks x 4", len(eps))
 	}
@@ -141,20 +142,20 @@ func TestShardsPartitionTheBatch(t *testing.T) {
 	runtest.Untrained(t, r, 1)
 	var ids []string
 	for i := 1; i <= 3; i++ {
-		if _, err := r.RunStage(context.Background(), 2, Stage(r, 2, Shard{i, 3}, nil), false); err != nil {
+		if _, err := r.RunStage(context.Background(), 2, Stage{Shard: Shard{i, 3}}, false); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for i := 1; i <= 3; i++ {
-		for _, e := range readEpisodes(t, filepath.Join(r.StageDir(2, Name), "episodes-"+string(rune('0'+i))+"-of-3.arrow")) {
+		for _, e := range readEpisodes(t, filepath.Join(r.StageDir(2, layout.Rollout), "episodes-"+string(rune('0'+i))+"-of-3.arrow")) {
 			ids = append(ids, e.EpisodeID)
 		}
 	}
-	if _, err := r.RunStage(context.Background(), 2, Stage(r, 2, Shard{1, 1}, nil), false); err != nil {
+	if _, err := r.RunStage(context.Background(), 2, Stage{}, false); err != nil {
 		t.Fatal(err)
 	}
 	var all []string
-	for _, e := range readEpisodes(t, filepath.Join(r.StageDir(2, Name), "episodes.arrow")) {
+	for _, e := range readEpisodes(t, filepath.Join(r.StageDir(2, layout.Rollout), "episodes.arrow")) {
 		all = append(all, e.EpisodeID)
 	}
 	slices.Sort(ids)
@@ -222,19 +223,12 @@ func TestPairedArms(t *testing.T) {
 		Plan: []string{"Restate the quantity", "Check each unit"}, Pitfalls: []string{"Skipping a conversion"}, Constraint: []string{"One answer"}}
 	cand := skills.Skill{ID: rec.ID(), Family: "medqa", Status: skills.Candidate, Basis: skills.BasisProposal, Record: rec,
 		ContentHash: rec.ContentHash(), CreatedStep: 1}
-	withSkill := rundir.Stage{Name: skills.AuthorStage, Run: func(_ context.Context, sc *rundir.StageContext) error {
-		lib, err := skills.NewLibrary(r.Config.Admission, []skills.Skill{cand})
-		if err != nil {
-			return err
-		}
-		return skills.WriteSnapshot(sc.OutDir, sc.Lineage(), lib)
-	}}
-	if _, err := r.RunStage(context.Background(), 1, withSkill, true); err != nil {
+	if _, err := r.RunStage(context.Background(), 1, runtest.Library(r, 1, cand), true); err != nil {
 		t.Fatal(err)
 	}
 	rolloutFiles(t, r, 2)
-	eps := readEpisodes(t, filepath.Join(r.StageDir(2, Name), "episodes.arrow"))
-	decs, err := schema.ReadFile[schema.DecisionRow](schema.Decisions, filepath.Join(r.StageDir(2, Name), "decisions.arrow"))
+	eps := readEpisodes(t, filepath.Join(r.StageDir(2, layout.Rollout), "episodes.arrow"))
+	decs, err := schema.ReadFile[schema.DecisionRow](schema.Decisions, filepath.Join(r.StageDir(2, layout.Rollout), "decisions.arrow"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +299,7 @@ func TestRepeatedTaskIDIsRefused(t *testing.T) {
 	if err := tasks.WriteFile(r.TasksPath("train"), schema.Lineage{Run: r.Name, Stage: "init", ConfigSHA256: r.Config.SHA256()}, train); err != nil {
 		t.Fatal(err)
 	}
-	_, err = r.RunStage(context.Background(), 1, Stage(r, 1, Shard{1, 1}, nil), false)
+	_, err = r.RunStage(context.Background(), 1, Stage{}, false)
 	if err == nil || !strings.Contains(err.Error(), r.TasksPath("train")) || !strings.Contains(err.Error(), "task "+train[0].ID+" appears twice") {
 		t.Fatalf("repeated task: %v", err)
 	}

@@ -5,18 +5,20 @@ package update_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/learner"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/sim"
 	"github.com/evosteer/evosteer-go/internal/tasks"
 	"github.com/evosteer/evosteer-go/pipeline"
 	"github.com/evosteer/evosteer-go/schema"
-	"github.com/evosteer/evosteer-go/stages/rollout"
 	"github.com/evosteer/evosteer-go/stages/update"
 )
 
@@ -39,7 +41,7 @@ func newRun(t *testing.T, objective string) *rundir.Run {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.RunStage(context.Background(), 0, learner.Initial(r), false); err != nil {
+	if _, err := r.RunStage(context.Background(), 0, learner.Initial{}, false); err != nil {
 		t.Fatal(err)
 	}
 	return r
@@ -48,11 +50,7 @@ func newRun(t *testing.T, objective string) *rundir.Run {
 // step runs the stages of step k up to and including update, each built when its turn comes.
 func step(t *testing.T, r *rundir.Run, k int) {
 	t.Helper()
-	for _, name := range pipeline.Stages {
-		st, err := pipeline.Stage(r, k, name)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, st := range pipeline.Stages {
 		if _, err := r.RunStage(context.Background(), k, st, false); err != nil {
 			t.Fatal(err)
 		}
@@ -62,8 +60,8 @@ func step(t *testing.T, r *rundir.Run, k int) {
 func outputs(t *testing.T, r *rundir.Run, k int) map[string][]byte {
 	t.Helper()
 	out := map[string][]byte{}
-	for _, name := range []string{update.LossesFile, update.CoefficientsFile, update.MetricsFile, learner.Rel()} {
-		b, err := os.ReadFile(filepath.Join(r.StageDir(k, update.Name), name))
+	for _, name := range (update.Stage{}).Outputs(r, k) {
+		b, err := os.ReadFile(filepath.Join(r.StageDir(k, layout.Update), name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -81,7 +79,7 @@ func TestStageObjectives(t *testing.T) {
 		t.Run(obj, func(t *testing.T) {
 			r := newRun(t, obj)
 			step(t, r, 1)
-			eps, err := schema.ReadFile[schema.EpisodeRow](schema.Episodes, filepath.Join(r.StageDir(1, rollout.Name), "episodes.arrow"))
+			eps, err := schema.ReadFile[schema.EpisodeRow](schema.Episodes, filepath.Join(r.StageDir(1, layout.Rollout), layout.File(layout.Episodes)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -94,7 +92,7 @@ func TestStageObjectives(t *testing.T) {
 					}
 				}
 			}
-			losses, err := schema.ReadFile[schema.LossRow](schema.Losses, filepath.Join(r.StageDir(1, update.Name), update.LossesFile))
+			losses, err := schema.ReadFile[schema.LossRow](schema.Losses, filepath.Join(r.StageDir(1, layout.Update), layout.LossesFile))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -106,7 +104,7 @@ func TestStageObjectives(t *testing.T) {
 					t.Fatalf("loss row %+v", l)
 				}
 			}
-			met, err := schema.ReadFile[schema.UpdateMetricsRow](schema.UpdateMetrics, filepath.Join(r.StageDir(1, update.Name), update.MetricsFile))
+			met, err := schema.ReadFile[schema.UpdateMetricsRow](schema.UpdateMetrics, filepath.Join(r.StageDir(1, layout.Update), layout.UpdateMetricsFile))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -120,8 +118,17 @@ func TestStageObjectives(t *testing.T) {
 				m.PolicySteps != steps || m.PolicyGradRows == 0 || m.RowsPerEpisode != rows || (obj == "ppo") != (m.CriticLoss > 0) {
 				t.Fatalf("metrics %+v", m)
 			}
+			sum, err := update.Summarize(context.Background(), r, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var text strings.Builder
+			if err := sum.Write(&text); err != nil || sum.Metrics != m || !strings.Contains(text.String(), fmt.Sprintf("update step 1: %d trajectories (%d trained on)", healthy, len(want))) ||
+				!strings.Contains(text.String(), fmt.Sprintf("  %s loss %.4f", obj, m.Loss)) || !strings.Contains(text.String(), "(clip 1)") {
+				t.Errorf("summary %v:\n%s", err, text.String())
+			}
 			before := outputs(t, r, 1)
-			if _, err := r.RunStage(context.Background(), 1, update.Stage(r, 1, nil), true); err != nil {
+			if _, err := r.RunStage(context.Background(), 1, update.Stage{}, true); err != nil {
 				t.Fatal(err)
 			}
 			for name, b := range outputs(t, r, 1) {

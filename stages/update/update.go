@@ -3,30 +3,18 @@ package update
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/evosteer/evosteer-go/gpu"
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/learner"
 	"github.com/evosteer/evosteer-go/internal/orchestra"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/textrules"
 	"github.com/evosteer/evosteer-go/schema"
-)
-
-// Name is the stage's folder name.
-const Name = learner.Stage
-
-// The files the stage writes into its folder (and the checkpoint, learner.Rel()).
-const (
-	LossesFile       = "losses.arrow"
-	CoefficientsFile = "coefficients.arrow"
-	MetricsFile      = "update_metrics.arrow"
 )
 
 // files are the inputs of one step's update.
@@ -41,101 +29,75 @@ func findInputs(r *rundir.Run, step int) (*files, error) {
 	if step < 1 {
 		return nil, fmt.Errorf("update: step must be >= 1, got %d", step)
 	}
-	var errs []error
-	f := &files{scores: filepath.Join(r.StageDir(step, "rescore"), "scores.arrow"),
-		anchors:     filepath.Join(r.StageDir(step, "aggregate"), "anchors.arrow"),
-		corrections: filepath.Join(r.StageDir(step, "aggregate"), "corrections.arrow"),
+	f := &files{scores: filepath.Join(r.StageDir(step, layout.Rescore), layout.ScoresFile),
+		anchors:     filepath.Join(r.StageDir(step, layout.Aggregate), layout.AnchorsFile),
+		corrections: filepath.Join(r.StageDir(step, layout.Aggregate), layout.CorrectionsFile),
 		checkpoint:  learner.Path(r, step-1)}
-	var err error
-	dir := r.StageDir(step, "rollout")
-	if f.episodes, err = rundir.Shards(dir, "episodes"); err != nil {
-		errs = append(errs, err)
+	rollout, err := r.ShardedInputs(step, layout.Rollout, layout.Episodes, layout.Decisions)
+	if err != nil {
+		return nil, err
 	}
-	if f.decisions, err = rundir.Shards(dir, "decisions"); err != nil {
-		errs = append(errs, err)
-	}
-	if len(f.episodes) == 0 || len(f.episodes) != len(f.decisions) {
-		errs = append(errs, fmt.Errorf("step %d has no complete rollout in %s; run `evosteer rollout --step %d` first", step, r.Rel(dir), step))
-	}
+	f.episodes, f.decisions = rollout[0], rollout[1]
 	replay := r.Config.ValueHead.ReplaySteps
 	for j := max(1, step-replay+1); j <= step; j++ {
-		f.valueData = append(f.valueData, filepath.Join(r.StageDir(j, "aggregate"), "value_data.arrow"))
+		f.valueData = append(f.valueData, filepath.Join(r.StageDir(j, layout.Aggregate), layout.ValueDataFile))
 	}
-	for _, p := range append([]string{f.scores, f.anchors, f.corrections, f.checkpoint}, f.valueData...) {
-		if _, err := os.Stat(p); err != nil {
-			errs = append(errs, fmt.Errorf("missing input %s; %s", r.Rel(p), hint(r, p)))
-		}
-	}
-	return f, errors.Join(errs...)
+	return f, nil
 }
 
-// hint says which command writes a missing input, from its path step-NNNNNN/<stage>/....
-func hint(r *rundir.Run, path string) string {
-	var step int
-	parts := strings.Split(r.Rel(path), "/")
-	if len(parts) < 3 {
-		return "it is written by an earlier stage"
-	}
-	if _, err := fmt.Sscanf(parts[0], "step-%d", &step); err != nil {
-		return "it is written by an earlier stage"
-	}
-	if step == 0 {
-		return "it is written by `evosteer init`"
-	}
-	return fmt.Sprintf("run `evosteer %s --run %s --step %d` first", parts[1], r.Dir, step)
+func (f *files) all() []string {
+	return append(append(append([]string{}, f.episodes...), f.decisions...), append([]string{f.scores, f.anchors, f.corrections, f.checkpoint}, f.valueData...)...)
 }
 
-func (f *files) all(r *rundir.Run) []string {
-	var out []string
-	for _, p := range append(append(append([]string{}, f.episodes...), f.decisions...), append([]string{f.scores, f.anchors, f.corrections, f.checkpoint}, f.valueData...)...) {
-		out = append(out, r.Rel(p))
+// Stage is the update stage.
+type Stage struct{}
+
+// Name is the stage's folder.
+func (Stage) Name() string { return layout.Update }
+
+// Inputs are the step's rollout (every shard), scores, anchors and corrections, the value data
+// of the replay window and the previous step's checkpoint.
+func (Stage) Inputs(r *rundir.Run, step int) ([]string, error) {
+	f, err := findInputs(r, step)
+	if err != nil {
+		return nil, err
 	}
-	return out
+	return f.all(), nil
 }
 
-// Stage returns the update stage of one step; res, when not nil, receives the update's result.
-func Stage(r *rundir.Run, step int, res **gpu.UpdateResult) rundir.Stage {
-	f, inErr := findInputs(r, step)
-	st := rundir.Stage{Name: Name, Run: func(ctx context.Context, sc *rundir.StageContext) error {
-		if inErr != nil {
-			return inErr
-		}
-		out, err := Run(ctx, sc, f)
-		if err == nil && res != nil {
-			*res = out
-		}
-		return err
-	}}
-	if inErr == nil {
-		st.Inputs = f.all(r)
-	}
-	return st
+// Outputs are the losses, coefficients, metrics and the checkpoint.
+func (Stage) Outputs(*rundir.Run, int) []string {
+	return []string{layout.LossesFile, layout.CoefficientsFile, layout.UpdateMetricsFile, layout.CheckpointFile}
 }
 
 // Run loads the inputs, updates the learner and writes the outputs into sc.OutDir.
-func Run(ctx context.Context, sc *rundir.StageContext, f *files) (*gpu.UpdateResult, error) {
+func (Stage) Run(ctx context.Context, sc *rundir.StageContext) error {
+	f, err := findInputs(sc.Run, sc.Step)
+	if err != nil {
+		return err
+	}
 	cfg := sc.Run.Config
 	l, err := learner.Load(sc.Run, sc.Step-1)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	b, err := loadBatch(cfg, f, int64(sc.Step))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
 	eng, err := gpu.OpenEngine(cfg.Compute.Backend)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer eng.Close()
 	res, err := l.Update(eng, b.in)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return res, write(sc, cfg, l, b, res)
+	return write(sc, cfg, l, b, res)
 }
 
 // batch is the update's input with the ids needed to write its outputs.
@@ -277,16 +239,16 @@ func write(sc *rundir.StageContext, cfg *config.Config, l *gpu.Learner, b *batch
 		RescoreMismatch: m.RescoreMismatch, PolicySteps: int64(m.PolicySteps), CriticLoss: m.CriticLoss, CriticGradNorm: m.CriticGradNorm,
 		PolicyForwardRows: int64(m.PolicyForwardRows), PolicyGradRows: int64(m.PolicyGradRows), HeadRows: int64(m.HeadRows),
 		RowsPerEpisode: m.RowsPerEpisode(), PolicyVersion: l.PolicyVersion, ValueVersion: l.ValueVersion}}
-	if err := writeRows(filepath.Join(sc.OutDir, LossesFile), schema.Losses, lin, losses); err != nil {
+	if err := writeRows(filepath.Join(sc.OutDir, layout.LossesFile), schema.Losses, lin, losses); err != nil {
 		return err
 	}
-	if err := writeRows(filepath.Join(sc.OutDir, CoefficientsFile), schema.Coefficients, lin, coefs); err != nil {
+	if err := writeRows(filepath.Join(sc.OutDir, layout.CoefficientsFile), schema.Coefficients, lin, coefs); err != nil {
 		return err
 	}
-	if err := writeRows(filepath.Join(sc.OutDir, MetricsFile), schema.UpdateMetrics, lin, metrics); err != nil {
+	if err := writeRows(filepath.Join(sc.OutDir, layout.UpdateMetricsFile), schema.UpdateMetrics, lin, metrics); err != nil {
 		return err
 	}
-	return learner.Write(filepath.Join(sc.OutDir, learner.Rel()), lin, l)
+	return learner.Write(filepath.Join(sc.OutDir, filepath.FromSlash(layout.CheckpointFile)), lin, l)
 }
 
 func writeRows[T any](path string, t *schema.Table, lin schema.Lineage, rows []T) error {

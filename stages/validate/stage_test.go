@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/skills"
 	"github.com/evosteer/evosteer-go/schema"
@@ -38,7 +39,7 @@ func lineage(r *rundir.Run, step int, stage string) schema.Lineage {
 // through validate step and writes the segment and the library.
 func author(t *testing.T, r *rundir.Run, step int, recs ...skills.Record) {
 	t.Helper()
-	g, err := skills.LoadLedger(r, step, skills.AuthorStage)
+	g, err := skills.LoadLedger(r, step, layout.Author)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +49,7 @@ func author(t *testing.T, r *rundir.Run, step int, recs ...skills.Record) {
 			t.Fatal(err)
 		}
 	}
-	dir := r.StageDir(step, skills.AuthorStage)
+	dir := r.StageDir(step, layout.Author)
 	if err := skills.WriteSegment(dir, lineage(r, step, "author"), g.Events()[n:]); err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func writePairs(t *testing.T, r *rundir.Run, step int, id, outcomes string) {
 
 func runValidate(t *testing.T, r *rundir.Run, step int, force bool) (rundir.Result, error) {
 	t.Helper()
-	return r.RunStage(context.Background(), step, Stage(r, step), force)
+	return r.RunStage(context.Background(), step, Stage{}, force)
 }
 
 var units = skills.Record{Name: "Check units", Description: "Convert units first.", Trigger: "Use when units mix.",
@@ -102,8 +103,8 @@ func TestStagePromotes(t *testing.T) {
 	if _, err := runValidate(t, r, 2, false); err != nil {
 		t.Fatal(err)
 	}
-	dir := r.StageDir(2, Name)
-	seg, err := schema.ReadFile[schema.LedgerRow](schema.Ledger, filepath.Join(dir, skills.LedgerFile))
+	dir := r.StageDir(2, layout.Validate)
+	seg, err := schema.ReadFile[schema.LedgerRow](schema.Ledger, filepath.Join(dir, layout.LedgerFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,14 +116,14 @@ func TestStagePromotes(t *testing.T) {
 	if strings.Join(kinds, " ") != strings.Join(want, " ") || seg[0].Seq != 2 {
 		t.Fatalf("events %v (first seq %d)", kinds, seg[0].Seq)
 	}
-	lib, err := skills.ReadLibrary(r, filepath.Join(dir, skills.SkillsFile))
+	lib, err := skills.ReadLibrary(r, filepath.Join(dir, layout.SkillsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s, _ := lib.Get(units.ID()); s.Status != skills.Validated || s.Pairs != 12 {
 		t.Fatalf("skill after step 2: %+v", s)
 	}
-	sum, err := Summarize(r, 2)
+	sum, err := Summarize(context.Background(), r, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,14 +136,14 @@ func TestStagePromotes(t *testing.T) {
 			t.Errorf("summary lacks %q:\n%s", w, out.String())
 		}
 	}
-	before, _ := os.ReadFile(filepath.Join(dir, skills.LedgerFile))
+	before, _ := os.ReadFile(filepath.Join(dir, layout.LedgerFile))
 	if res, err := runValidate(t, r, 2, false); err != nil || !res.Skipped {
 		t.Errorf("unchanged stage not skipped: %v %v", res.Skipped, err)
 	}
 	if _, err := runValidate(t, r, 2, true); err != nil {
 		t.Fatal(err)
 	}
-	after, _ := os.ReadFile(filepath.Join(dir, skills.LedgerFile))
+	after, _ := os.ReadFile(filepath.Join(dir, layout.LedgerFile))
 	if !bytes.Equal(before, after) {
 		t.Error("rerun is not byte-identical")
 	}
@@ -165,7 +166,7 @@ func TestStageRejectsInconsistentInputs(t *testing.T) {
 	}
 	author(t, r, 1, units)
 	// Edit the snapshot: the candidate claims to be validated.
-	path := filepath.Join(r.StageDir(1, skills.AuthorStage), skills.SkillsFile)
+	path := filepath.Join(r.StageDir(1, layout.Author), layout.SkillsFile)
 	rows, _ := schema.ReadFile[schema.SkillRow](schema.Skills, path)
 	rows[0].Status = skills.Validated
 	if err := schema.WriteRows(schema.Skills, path, lineage(r, 1, "author"), rows); err != nil {
@@ -179,14 +180,14 @@ func TestStageRejectsInconsistentInputs(t *testing.T) {
 // skill-evolution ablated: nothing is read, both outputs are empty.
 func TestStageAblated(t *testing.T) {
 	r := newRun(t, "skill-evolution")
-	if st := Stage(r, 3); len(st.Inputs) != 0 {
-		t.Errorf("inputs %v", st.Inputs)
+	if in, err := (Stage{}).Inputs(r, 3); err != nil || len(in) != 0 {
+		t.Errorf("inputs %v %v", in, err)
 	}
 	if _, err := runValidate(t, r, 3, false); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{skills.LedgerFile, skills.SkillsFile} {
-		f, err := schema.Open(filepath.Join(r.StageDir(3, Name), f))
+	for _, f := range []string{layout.LedgerFile, layout.SkillsFile} {
+		f, err := schema.Open(filepath.Join(r.StageDir(3, layout.Validate), f))
 		if err != nil {
 			t.Fatal(err)
 		}

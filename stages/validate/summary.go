@@ -1,10 +1,12 @@
 package validate
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
 
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/skills"
 	"github.com/evosteer/evosteer-go/internal/stats"
@@ -21,18 +23,27 @@ type Summary struct {
 	Alpha      float64
 }
 
+// Summary reads the step's outputs back (Summarize).
+func (Stage) Summary(ctx context.Context, r *rundir.Run, step int) (rundir.Summary, error) {
+	s, err := Summarize(ctx, r, step)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
 // Summarize reads the stage's outputs back. It replays the whole ledger through this step, so
 // it also checks the written segment against the written library.
-func Summarize(r *rundir.Run, step int) (*Summary, error) {
+func Summarize(_ context.Context, r *rundir.Run, step int) (*Summary, error) {
 	s := &Summary{Step: step, Ablated: !skills.Enabled(r.Config), Alpha: r.Config.Admission.Alpha}
 	if s.Ablated {
 		return s, nil
 	}
-	g, err := skills.LoadLedger(r, step, skills.AuthorStage) // the ledger the author of step continues
+	g, err := skills.LoadLedger(r, step, layout.Author) // the ledger the author of step continues
 	if err != nil {
 		return nil, err
 	}
-	segs := skills.SegmentPaths(r, step, skills.AuthorStage)
+	segs := skills.SegmentPaths(r, step, layout.Author)
 	s.Events, err = schema.ReadFile[schema.LedgerRow](schema.Ledger, segs[len(segs)-1].Path)
 	if err != nil {
 		return nil, err
