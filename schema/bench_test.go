@@ -23,12 +23,13 @@ var (
 
 // decisionsData builds a decisions table shaped like a real rollout:
 // episodes of ~8 decisions, 30 features, a 40-float policy input, ~10 legal
-// actions with 16-wide mostly one-hot descriptors, short strings. It is
+// actions with 16-wide mostly one-hot descriptors and a prior logit each,
+// short strings. It is
 // built once (in 16,384-row batches) and shared by the sub-benchmarks.
 func decisionsData() ([]arrow.RecordBatch, int64) {
 	benchOnce.Do(func() {
 		rng := rand.New(rand.NewPCG(1, 2))
-		kinds := []string{"add_node", "add_edge", "remove_edge", "set_output", "attach_skill", "stop"}
+		kinds := []string{"ADD_AGENT", "ADD_EDGE", "DROP_AGENT", "SET_OUTPUT", "BIND_SKILL", "STOP"}
 		roles := []string{"solver", "critic", "planner", "coder", "verifier"}
 		b := array.NewRecordBuilder(memory.DefaultAllocator, Decisions.Schema)
 		defer b.Release()
@@ -107,6 +108,12 @@ func decisionsData() ([]arrow.RecordBatch, int64) {
 			f++
 			b.Field(f).(*array.Int32Builder).Append(16)
 			f++
+			lp := b.Field(f).(*array.ListBuilder)
+			lp.Append(true)
+			for range nLegal {
+				lp.ValueBuilder().(*array.Float32Builder).Append(float32(rng.IntN(7) - 3))
+			}
+			f++
 			b.Field(f).(*array.Float64Builder).Append(-rng.ExpFloat64())
 			f++
 			b.Field(f).(*array.StringBuilder).Append(fmt.Sprintf("sha256:%016x", rng.Uint64()))
@@ -120,6 +127,12 @@ func decisionsData() ([]arrow.RecordBatch, int64) {
 			b.Field(f).(*array.StringBuilder).Append(fmt.Sprintf("node %d answered; tests %d/%d passed", rng.IntN(6), rng.IntN(5), 5))
 			f++
 			b.Field(f).(*array.BooleanBuilder).Append(rng.IntN(3) == 0)
+			f++
+			if rng.IntN(3) == 0 {
+				b.Field(f).AppendNull()
+			} else {
+				b.Field(f).(*array.Float64Builder).Append(float64(rng.IntN(2)))
+			}
 			t++
 			if (row+1)%16384 == 0 || row == benchRows-1 {
 				rec := b.NewRecordBatch()
