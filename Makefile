@@ -125,6 +125,20 @@ same-outputs:
 test-short:
 	$(GO) test -tags $(TAGS) -short -count=1 ./...
 
+# Fuzzing time per fuzz target; the default suite runs only the targets' seeds. Go minimizes
+# every new input for up to a minute by default, which leaves little time to fuzz.
+FUZZTIME    ?= 60s
+FUZZFLAGS   ?= -fuzzminimizetime 1s
+
+## fuzz: mutate a small real file of every table (schema/testdata/seeds) through the readers
+## for FUZZTIME per target; a panic, a fatal error or an error not naming the file fails
+.PHONY: fuzz
+fuzz:
+	@for t in $$($(GO) test -tags $(TAGS) -list '^Fuzz' ./schema | grep '^Fuzz'); do \
+		echo "fuzz schema $$t for $(FUZZTIME)"; \
+		$(GO) test -tags $(TAGS) -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./schema || exit 1; \
+	done
+
 ## bench: every benchmark at full size (BenchmarkUpdate prints its share of the fp32 matmul peak)
 bench:
 	$(GO) test -tags $(TAGS) -run '^$$' -bench . -benchtime 1x -count=1 ./...

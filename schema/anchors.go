@@ -12,6 +12,9 @@ var Anchors = declare("anchors", 1,
 	field("p_hat", f64),      // task success rate shrunk toward m_prior, in [0,1]
 	field("loo", boolean),    // p_hat excludes this episode (natural_reference only)
 	field("anchor", f64),     // u_{q,x} = log(1 + (e^β − 1)·p_hat)
+).with(
+	within(0, 1, "m_global", "m_category", "m_prior", "p_hat"),
+	atLeast(0, "anchor"),
 )
 
 // AnchorRow is a row of the anchors table.

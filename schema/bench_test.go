@@ -36,7 +36,7 @@ var (
 func decisionsData(b *testing.B) ([]arrow.RecordBatch, int64) {
 	benchOnce.Do(func() {
 		rng := rand.New(rand.NewPCG(1, 2))
-		kinds := []string{"add_node", "add_edge", "remove_edge", "set_output", "attach_skill", "stop"}
+		kinds := []string{"ADD_AGENT", "ADD_EDGE", "DROP_AGENT", "SET_OUTPUT", "BIND_SKILL", "STOP"}
 		roles := []string{"solver", "critic", "planner", "coder", "verifier"}
 		n := benchRows()
 		rows := make([]DecisionRow, 0, 16384)

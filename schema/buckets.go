@@ -11,6 +11,9 @@ var Buckets = declare("buckets", 1,
 	field("visits", i64),     // cumulative visits
 	field("excess_sum", f64), // Σ excess over visits
 	field("correction", f64), // c(g) = clamp(log1p(excess_sum/(visits+n0)), ±c_max)
+).with(
+	oneOf("kind", "exact", "coarse"),
+	atLeast(0, "n_nodes", "n_edges", "visits"),
 )
 
 // BucketRow is a row of the buckets table.

@@ -29,12 +29,20 @@ func checkData(d arrow.ArrayData, dt arrow.DataType, nullable bool) error {
 		}
 		return 0
 	}
+	if nulls := int64(d.NullN()); nulls < 0 || nulls > n {
+		// arrow-go would count a negative one from the bitmap, which may be absent.
+		return fmt.Errorf("null count %d for %d values", nulls, n)
+	}
 	if d.NullN() > 0 {
 		if !nullable {
 			return fmt.Errorf("%d nulls in a non-nullable field", d.NullN())
 		}
 		if size(0) < bitutil.BytesForBits(end) {
 			return errors.New("validity bitmap too short")
+		}
+		// DuckDB and arrow-go trust the count; the bitmap is what the checksum covers.
+		if valid := int64(bitutil.CountSetBits(buf(0).Bytes(), int(off), int(n))); valid != n-int64(d.NullN()) {
+			return fmt.Errorf("null count %d, but the validity bitmap has %d nulls", d.NullN(), n-valid)
 		}
 	}
 	if n == 0 {

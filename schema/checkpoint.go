@@ -14,6 +14,9 @@ var Checkpoint = declare("checkpoint", 1,
 	field("v", listOf(f32)),       // AdamW second moment (empty for frozen blocks)
 	field("count", i64),           // counter value (0 for blocks)
 	field("labels", listOf(utf8)), // names of a block's entries where they have names (free task anchors)
+).with(
+	oneOf("kind", "param", "counter"),
+	atLeast(0, "count"),
 )
 
 // CheckpointRow is a row of the checkpoint table.

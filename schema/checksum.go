@@ -14,15 +14,13 @@ import (
 // length, so the frame's content checksum is never verified and a flipped
 // byte in a file can come back as silently different values. The zstd
 // encoder arrow-go uses does write the checksum (the low 32 bits of the
-// XXH64 of the content); verifyChecksums checks it against the decompressed
-// buffers, which costs one fast hash pass over the data.
+// XXH64 of the content), and Open requires it of every buffer (checkFrame);
+// verifyChecksums checks it against the decompressed buffers, which costs
+// one fast hash pass over the data.
 
 // verifyChecksums walks rec's buffers in IPC order (the order arrow-go's
 // loader consumes them) and compares each with its zstd frame checksum.
 func verifyChecksums(rec arrow.RecordBatch, s *arrow.Schema, info batchInfo) error {
-	if !info.zstd {
-		return nil
-	}
 	type buf struct {
 		b   *memory.Buffer
 		col int
@@ -61,33 +59,29 @@ func verifyChecksums(rec arrow.RecordBatch, s *arrow.Schema, info batchInfo) err
 			}
 			return true
 		}
-		return false // a type no table uses: nothing to verify against
+		return false // a type no table uses
 	}
 	for c, f := range s.Fields() {
 		if !walk(rec.Column(c).Data(), f.Type, c) {
-			return nil
+			return fmt.Errorf("column %q: its buffers do not match its type", f.Name)
 		}
 	}
 	if len(bufs) != len(info.buffers) {
 		return fmt.Errorf("%d buffers in the batch header, %d expected", len(info.buffers), len(bufs))
 	}
 	for i, sp := range info.buffers {
-		if sp[1] == 0 || bufs[i].b == nil {
+		name := s.Field(bufs[i].col).Name
+		switch {
+		case sp[1] == 0:
 			continue
+		case bufs[i].b == nil:
+			// arrow-go skips the validity buffer when the null count is 0.
+			return fmt.Errorf("column %q: buffer %d stored but not read (null count 0 with a validity bitmap)", name, i)
 		}
 		raw := info.body[sp[0] : sp[0]+sp[1]]
-		// 8-byte uncompressed length (-1: stored raw), then one zstd frame:
-		// magic, frame header descriptor, ..., 4-byte content checksum.
-		if len(raw) < 8+4+1+4 || int64(binary.LittleEndian.Uint64(raw)) == -1 {
-			continue
-		}
-		frame := raw[8:]
-		if binary.LittleEndian.Uint32(frame) != 0xFD2FB528 || frame[4]&0x04 == 0 {
-			continue // not a frame we can check, or no checksum written
-		}
-		want := binary.LittleEndian.Uint32(frame[len(frame)-4:])
+		want := binary.LittleEndian.Uint32(raw[len(raw)-zstdChecksumSize:])
 		if got := uint32(xxhash.Sum64(bufs[i].b.Bytes())); got != want {
-			return fmt.Errorf("column %q: checksum mismatch in buffer %d (data corrupt)", s.Field(bufs[i].col).Name, i)
+			return fmt.Errorf("column %q: checksum mismatch in buffer %d (data corrupt)", name, i)
 		}
 	}
 	return nil

@@ -9,6 +9,8 @@ var Coefficients = declare("coefficients", 1,
 	field("measured", f64),    // measured part clip(anchor + c(g_t), 0, β)
 	field("residual", f64),    // learned residual b_ψ(s_t)
 	field("coefficient", f64), // Γ_t = ∂L/∂ℓ_θ(a_t)
+).with(
+	atLeast(0, "t"),
 )
 
 // CoefficientRow is a row of the coefficients table.

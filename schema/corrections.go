@@ -8,6 +8,9 @@ var Corrections = declare("corrections", 1,
 	field("t", i32),
 	field("kind", utf8),      // exact | coarse | none (no bucket had enough visits: 0)
 	field("correction", f64), // c(g) of that bucket, in [-c_max, c_max]
+).with(
+	oneOf("kind", "exact", "coarse", "none"),
+	atLeast(0, "t"),
 )
 
 // CorrectionRow is a row of the corrections table.

@@ -1,5 +1,12 @@
 package schema
 
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+)
+
 // Decisions has one row per decision t of an episode (written by rollout).
 // It stores the exact network inputs so that rescore is a pure function of
 // (checkpoint, decisions).
@@ -26,6 +33,38 @@ var Decisions = declare("decisions", 2,
 	field("observation", utf8),       // feedback text
 	field("output_changed", boolean), // the graded output changed after this decision
 	nullable("output_score", f64),    // grader's score of the output node's text just after this decision (null: no output node)
+).with(
+	atLeast(0, "t", "action_width", "n_nodes", "n_edges"),
+	rowRule("chosen", func(rec arrow.RecordBatch) func(r int) string {
+		legal, chosen := column[*array.List](rec, "legal_actions"), column[*array.Int32](rec, "chosen")
+		return func(r int) string {
+			if n := listLen(legal, r); chosen.Value(r) < 0 || int64(chosen.Value(r)) >= n {
+				return fmt.Sprintf("%d is not an index of the row's %d legal_actions", chosen.Value(r), n)
+			}
+			return ""
+		}
+	}),
+	rowRule("prior_logits", func(rec arrow.RecordBatch) func(r int) string {
+		legal, prior := column[*array.List](rec, "legal_actions"), column[*array.List](rec, "prior_logits")
+		return func(r int) string {
+			if n, m := listLen(legal, r), listLen(prior, r); n != m {
+				return fmt.Sprintf("%d logits for %d legal_actions", m, n)
+			}
+			return ""
+		}
+	}),
+	rowRule("action_inputs", func(rec arrow.RecordBatch) func(r int) string {
+		legal, inputs := column[*array.List](rec, "legal_actions"), column[*array.List](rec, "action_inputs")
+		width := column[*array.Int32](rec, "action_width")
+		return func(r int) string {
+			if n, m, w := listLen(legal, r), listLen(inputs, r), int64(width.Value(r)); m != n*w {
+				return fmt.Sprintf("%d values for %d legal_actions of action_width %d", m, n, w)
+			}
+			return ""
+		}
+	}),
+	oneOf("action_kind", "ADD_AGENT", "ADD_EDGE", "BIND_SKILL", "SET_OUTPUT", "RERUN_AGENT", "DROP_AGENT", "STOP"),
+	within(0, 1, "output_score"),
 )
 
 // DecisionRow is a row of the decisions table.

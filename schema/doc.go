@@ -15,7 +15,16 @@
 //     declared schema.
 //   - Reads are memory-mapped and strictly checked (magic, table name,
 //     version, columns, batch layout); every error names the file, and
-//     corrupt input yields an error, never a panic.
+//     corrupt input yields an error, never a panic. Every length and offset
+//     arrow-go will use is verified against the file before arrow-go sees
+//     it (verify.go), since a failed allocation is a fatal error, not a
+//     panic; every buffer's zstd checksum is compared with its data, and
+//     the lineage's two copies (schema message, footer) must agree.
+//   - Reads check values, not only bytes: each table declares its columns'
+//     domains (ranges, enumerations, finite floats, relations within a row;
+//     domain.go), and a row outside them is an error naming the file, row
+//     and column, so no stage computes from it. Relations between files
+//     (a decision's episode in the episodes file) are the stages' to check.
 //
 // The package must stay a leaf: it must not import DuckDB or any project
 // package but internal/atomicfile (atomic writes), and it holds no stage logic. Stages decide what goes into

@@ -29,6 +29,11 @@ var Episodes = declare("episodes", 1,
 	field("value_version", i64),           // checkpoint step of the value head
 	field("terminal_structure_key", utf8), // exact structure of the final graph
 	field("terminal_coarse_key", utf8),    // coarse structure of the final graph
+).with(
+	oneOf("split", "train", "test"),
+	oneOf("source", "current", "natural_reference", "paired_treatment", "paired_control"),
+	within(0, 1, "reward"),
+	atLeast(0, "T", "tokens_in", "tokens_out", "model_calls", "tool_calls", "wall_ms", "policy_version", "value_version"),
 )
 
 // EpisodeRow is a row of the episodes table.

@@ -13,6 +13,10 @@ var EvalResults = declare("eval_results", 1,
 	field("score", f64),           // mean reward (EM / accuracy / pass@1 / success rate)
 	field("tokens_per_task", f64), // mean executor tokens (in + out) per task
 	field("policy_version", i64),  // checkpoint step of the policy (0 for ρ and fixed paradigms)
+).with(
+	oneOf("block", "iid", "ood"),
+	within(0, 1, "score"),
+	atLeast(0, "run", "tasks", "tokens_per_task", "policy_version"),
 )
 
 // EvalRow is a row of the eval_results table.

@@ -17,6 +17,9 @@ var ExactCurve = declare("exact_curve", 1,
 	field("loss_rho", f64),      // with every Δℓ = 0
 	field("grad_norm", f64),     // policy clip group, before the clip
 	field("abs_log_ratio", f64), // mean |Δℓ| over the batch's branch decisions
+).with(
+	within(0, 1, "tv", "tv_rho", "miss_max", "reward_theta", "reward_target", "reward_rho", "reward_max"),
+	atLeast(0, "step", "grad_norm", "abs_log_ratio"),
 )
 
 // ExactCurveRow is a row of the exact_curve table.

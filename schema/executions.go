@@ -21,6 +21,8 @@ var Executions = declare("executions", 1,
 	field("tool_calls", i64),
 	field("wall_ms", i64),
 	field("tool_statuses", listOf(utf8)), // one status per tool call
+).with(
+	atLeast(0, "t", "exec_index", "tokens_in", "tokens_out", "model_calls", "tool_calls", "wall_ms"),
 )
 
 // ExecutionRow is a row of the executions table.

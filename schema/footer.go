@@ -3,26 +3,34 @@ package schema
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
 )
 
 // The IPC footer lists each record batch as a block (offset, metadata
 // length, body length) but arrow-go does not expose the blocks nor the row
 // count of a batch without decompressing it. Open needs both to report
 // NumRows and to reject a file whose blocks do not fit, so this file reads
-// the few flatbuffer fields involved, with every access bounds-checked.
+// the few flatbuffer fields involved, with every access bounds-checked, after
+// verifying each flatbuffer whole (verify.go) before arrow-go parses it.
 
 // Flatbuffer layout constants from Arrow's File.fbs and Message.fbs.
 const (
+	footerSlotSchema           = 1
 	footerSlotDictionaries     = 2
 	footerSlotRecordBatches    = 3
-	messageSlotHeaderType      = 1
+	schemaSlotEndianness       = 0
+	schemaSlotMetadata         = 2
 	messageSlotHeader          = 2
 	messageSlotBodyLength      = 3
 	recordBatchSlotLength      = 0
+	recordBatchSlotNodes       = 1
 	recordBatchSlotBuffers     = 2
 	recordBatchSlotCompression = 3
 	compressionSlotCodec       = 0
+	compressionSlotMethod      = 1
 	codecZstd                  = 1 // CompressionType.ZSTD (LZ4_FRAME = 0 is the default)
+	headerSchema               = 1 // MessageHeader.Schema
 	headerRecordBatch          = 3 // MessageHeader.RecordBatch
 	blockSize                  = 24
 	bufferSize                 = 16
@@ -101,66 +109,128 @@ func recoverFB(err *error) {
 	}
 }
 
-// readFooter returns the record batch blocks and the number of dictionary
-// blocks of the file data (already checked to start and end with the magic).
-func readFooter(data []byte) (blocks []block, ndicts int, err error) {
+// footer is what Open learns from the file footer.
+type footer struct {
+	blocks   []block     // record batches
+	ndicts   int         // dictionary batches
+	metadata [][2]string // the schema's custom metadata (lineage), in stored order
+	start    int         // position of the footer flatbuffer in the file
+}
+
+// readFooter verifies the footer flatbuffer of the file data (already checked to start and end
+// with the magic) and reads its blocks and schema metadata.
+func readFooter(data []byte) (ft footer, err error) {
 	defer recoverFB(&err)
 	const tail = 4 + 6 // footer length + "ARROW1"
 	if len(data) < 8+tail {
-		return nil, 0, fmt.Errorf("file too small (%d bytes)", len(data))
+		return ft, fmt.Errorf("file too small (%d bytes)", len(data))
 	}
 	flen := int(int32(binary.LittleEndian.Uint32(data[len(data)-tail:])))
-	start := len(data) - tail - flen
-	if flen <= 0 || start < 8 {
-		return nil, 0, fmt.Errorf("bad footer length %d", flen)
+	ft.start = len(data) - tail - flen
+	if flen <= 0 || ft.start < 8 {
+		return ft, fmt.Errorf("bad footer length %d", flen)
 	}
-	fb := fbuf(data[start : len(data)-tail])
+	fb := fbuf(data[ft.start : len(data)-tail])
+	if err := verifyFB(fb, fbFooter); err != nil {
+		return ft, err
+	}
 	root := fb.root()
-	_, ndicts = fb.vector(root, footerSlotDictionaries)
+	sch := fb.field(root, footerSlotSchema)
+	if sch < 0 {
+		return ft, fmt.Errorf("no schema")
+	}
+	sch = fb.ref(sch)
+	if e := fb.field(sch, schemaSlotEndianness); e >= 0 && fb.u16(e) != 0 {
+		return ft, fmt.Errorf("big-endian schema")
+	}
+	ft.metadata = fb.keyValues(sch, schemaSlotMetadata)
+	_, ft.ndicts = fb.vector(root, footerSlotDictionaries)
 	pos, n := fb.vector(root, footerSlotRecordBatches)
-	fb.need(pos, n*blockSize)
-	blocks = make([]block, n)
-	for i := range blocks {
+	ft.blocks = make([]block, n)
+	for i := range ft.blocks {
 		p := pos + i*blockSize
-		blocks[i] = block{offset: fb.i64(p), metaLen: fb.i32(p + 8), bodyLen: fb.i64(p + 16)}
-		b := blocks[i]
+		ft.blocks[i] = block{offset: fb.i64(p), metaLen: fb.i32(p + 8), bodyLen: fb.i64(p + 16)}
+		b := ft.blocks[i]
 		if b.offset < 8 || b.metaLen <= 0 || b.bodyLen < 0 ||
-			b.offset > int64(start) || int64(b.metaLen) > int64(start)-b.offset ||
-			b.bodyLen > int64(start)-b.offset-int64(b.metaLen) {
-			return nil, 0, fmt.Errorf("record batch block %d (offset %d, metadata %d, body %d) outside the file body",
+			b.offset > int64(ft.start) || int64(b.metaLen) > int64(ft.start)-b.offset ||
+			b.bodyLen > int64(ft.start)-b.offset-int64(b.metaLen) {
+			return ft, fmt.Errorf("record batch block %d (offset %d, metadata %d, body %d) outside the file body",
 				i, b.offset, b.metaLen, b.bodyLen)
 		}
 	}
-	return blocks, ndicts, nil
+	return ft, nil
+}
+
+// streamMetadata verifies the schema message that starts the file's stream (at offset 8, before
+// limit) and returns its custom metadata. arrow-go reads the schema from the footer only; Open
+// compares the two copies so that a changed byte in either copy of the lineage is caught, as
+// the footer has no checksum of its own.
+func streamMetadata(data []byte, limit int) (md [][2]string, err error) {
+	defer recoverFB(&err)
+	head := fbuf(data[:limit])
+	if head.u32(8) != 0xFFFFFFFF {
+		return nil, fmt.Errorf("no schema message at offset 8")
+	}
+	n := int(head.i32(12))
+	head.need(16, n)
+	msg := head[16 : 16+n]
+	if err := verifyFB(msg, fbMessage(headerSchema, fbSchema)); err != nil {
+		return nil, err
+	}
+	return msg.keyValues(msg.ref(msg.field(msg.root(), messageSlotHeader)), schemaSlotMetadata), nil
+}
+
+// keyValues returns the pairs of the KeyValue vector in field slot of the table at tpos.
+func (b fbuf) keyValues(tpos, slot int) [][2]string {
+	pos, n := b.vector(tpos, slot)
+	kvs := make([][2]string, n)
+	for i := range kvs {
+		kv := b.ref(pos + 4*i)
+		kvs[i] = [2]string{b.str(kv, 0), b.str(kv, 1)}
+	}
+	return kvs
+}
+
+// str returns the string in field slot of the table at tpos ("" when absent).
+func (b fbuf) str(tpos, slot int) string {
+	f := b.field(tpos, slot)
+	if f < 0 {
+		return ""
+	}
+	s := b.ref(f)
+	n := b.u32(s)
+	b.need(s+4, n)
+	return string(b[s+4 : s+4+n])
 }
 
 // batchInfo is what Open learns from a record batch message header.
 type batchInfo struct {
 	rows    int64
-	zstd    bool       // body buffers are zstd-compressed
+	nodes   int        // field nodes in the header
+	first   int64      // rows in the batches before
 	body    []byte     // the message body within the file data
 	buffers [][2]int64 // (offset, length) of each body buffer, in IPC order
 }
 
-// readBatch reads the header of the record batch message of block b and
-// checks that it is a record batch whose body length and buffers fit.
+// readBatch verifies the record batch message of block b: its flatbuffer, its body length, and
+// every body buffer, which must be a zstd frame as Write makes it (see checkFrame).
 func readBatch(data []byte, b block) (info batchInfo, err error) {
 	defer recoverFB(&err)
 	meta := fbuf(data[b.offset : b.offset+int64(b.metaLen)])
 	// Message prefix: 0xFFFFFFFF continuation then int32 length; legacy files
-	// have the length only.
+	// have the length only. arrow-go parses the rest of the block's metadata.
 	skip := 4
 	if meta.u32(0) == 0xFFFFFFFF {
 		skip = 8
 	}
-	mlen := int(meta.i32(skip - 4))
-	meta.need(skip, mlen)
-	msg := fbuf(meta[skip : skip+mlen])
-	root := msg.root()
-	ht := msg.field(root, messageSlotHeaderType)
-	if ht < 0 || msg.u8(ht) != headerRecordBatch {
-		return info, fmt.Errorf("message is not a record batch")
+	if mlen := int(meta.i32(skip - 4)); mlen != len(meta)-skip {
+		return info, fmt.Errorf("message length %d in a %d-byte metadata block", mlen, len(meta))
 	}
+	msg := meta[skip:]
+	if err := verifyFB(msg, fbMessage(headerRecordBatch, fbRecordBatch)); err != nil {
+		return info, fmt.Errorf("message: %w", err)
+	}
+	root := msg.root()
 	var bodyLen int64
 	if f := msg.field(root, messageSlotBodyLength); f >= 0 {
 		bodyLen = msg.i64(f)
@@ -169,34 +239,71 @@ func readBatch(data []byte, b block) (info batchInfo, err error) {
 		return info, fmt.Errorf("body length %d, block says %d", bodyLen, b.bodyLen)
 	}
 	info.body = data[b.offset+int64(b.metaLen) : b.offset+int64(b.metaLen)+bodyLen]
-	hdr := msg.field(root, messageSlotHeader)
-	if hdr < 0 {
-		return info, fmt.Errorf("record batch header missing")
-	}
-	rb := msg.ref(hdr)
+	rb := msg.ref(msg.field(root, messageSlotHeader))
 	if f := msg.field(rb, recordBatchSlotLength); f >= 0 {
 		info.rows = msg.i64(f)
 	}
 	if info.rows < 0 {
 		return info, fmt.Errorf("negative row count %d", info.rows)
 	}
+	codec, method := -1, 0
 	if f := msg.field(rb, recordBatchSlotCompression); f >= 0 {
 		comp := msg.ref(f)
-		codec := 0
+		codec = 0
 		if c := msg.field(comp, compressionSlotCodec); c >= 0 {
 			codec = msg.u8(c)
 		}
-		info.zstd = codec == codecZstd
+		if m := msg.field(comp, compressionSlotMethod); m >= 0 {
+			method = msg.u8(m)
+		}
 	}
+	if codec != codecZstd || method != 0 {
+		return info, fmt.Errorf("body not zstd-compressed per buffer (codec %d, method %d)", codec, method)
+	}
+	_, info.nodes = msg.vector(rb, recordBatchSlotNodes)
 	pos, n := msg.vector(rb, recordBatchSlotBuffers)
-	msg.need(pos, n*bufferSize)
 	info.buffers = make([][2]int64, n)
 	for i := range info.buffers {
 		off, l := msg.i64(pos+i*bufferSize), msg.i64(pos+i*bufferSize+8)
 		if off < 0 || l < 0 || off > bodyLen || l > bodyLen-off {
 			return info, fmt.Errorf("buffer %d (offset %d, length %d) outside the %d-byte body", i, off, l, bodyLen)
 		}
+		if l > 0 {
+			if err := checkFrame(info.body[off : off+l]); err != nil {
+				return info, fmt.Errorf("buffer %d: %w", i, err)
+			}
+		}
 		info.buffers[i] = [2]int64{off, l}
 	}
 	return info, nil
+}
+
+// layout returns the field nodes and buffers a batch of schema s holds in IPC: one node per
+// array and child array; validity and values buffers (plus offsets for strings and lists).
+func layout(s *arrow.Schema) (nodes, buffers int) {
+	var walk func(dt arrow.DataType)
+	walk = func(dt arrow.DataType) {
+		nodes++
+		switch t := dt.(type) {
+		case *arrow.StringType, *arrow.BinaryType:
+			buffers += 3
+		case *arrow.ListType:
+			buffers += 2
+			walk(t.Elem())
+		case *arrow.FixedSizeListType:
+			buffers++
+			walk(t.Elem())
+		case *arrow.StructType:
+			buffers++
+			for _, f := range t.Fields() {
+				walk(f.Type)
+			}
+		default: // the fixed-width types
+			buffers += 2
+		}
+	}
+	for _, f := range s.Fields() {
+		walk(f.Type)
+	}
+	return nodes, buffers
 }

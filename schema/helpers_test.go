@@ -27,8 +27,20 @@ var testLineage = Lineage{
 // randomBatch builds rows random rows for schema s. nullsIn names the columns
 // that may hold nulls (about one in five); nil means the schema's own
 // nullable flags. Values depend only on seed, the column order and types.
+// When s has the columns of a declared table, values keep to its rules
+// (domain.go), so that the batch reads back.
 func randomBatch(s *arrow.Schema, rows int, seed uint64, nullsIn map[string]bool) arrow.RecordBatch {
 	rng := rand.New(rand.NewPCG(seed, 1))
+	domains := map[string]rule{}
+	for _, t := range All() {
+		if len(t.Schema.Fields()) == len(s.Fields()) && Conforms(t.Schema, s) == nil {
+			for _, r := range t.rules {
+				if r.values != nil || r.hi > r.lo {
+					domains[r.col] = r
+				}
+			}
+		}
+	}
 	b := array.NewRecordBuilder(memory.DefaultAllocator, s)
 	defer b.Release()
 	for i, f := range s.Fields() {
@@ -36,15 +48,94 @@ func randomBatch(s *arrow.Schema, rows int, seed uint64, nullsIn map[string]bool
 		if nullsIn != nil {
 			nulls = nullsIn[f.Name]
 		}
+		d, ok := domains[f.Name]
 		for range rows {
-			if nulls && rng.IntN(5) == 0 {
+			switch {
+			case nulls && rng.IntN(5) == 0:
 				b.Field(i).AppendNull()
-				continue
+			case ok:
+				appendInDomain(b.Field(i), d, rng)
+			default:
+				appendRandom(b.Field(i), f.Type, rng)
 			}
-			appendRandom(b.Field(i), f.Type, rng)
 		}
 	}
-	return b.NewRecordBatch()
+	rec := b.NewRecordBatch()
+	if Conforms(Decisions.Schema, s) == nil {
+		defer rec.Release()
+		return validDecisions(rec)
+	}
+	return rec
+}
+
+// appendInDomain appends a random value of rule d's domain.
+func appendInDomain(b array.Builder, d rule, rng *rand.Rand) {
+	if d.values != nil {
+		b.(*array.StringBuilder).Append(d.values[rng.IntN(len(d.values))])
+		return
+	}
+	span := min(d.hi-d.lo, 1000)
+	switch b := b.(type) {
+	case *array.Int32Builder:
+		b.Append(int32(d.lo) + rng.Int32N(int32(span)+1))
+	case *array.Int64Builder:
+		b.Append(int64(d.lo) + rng.Int64N(int64(span)+1))
+	case *array.Float32Builder:
+		b.Append(float32(d.lo + rng.Float64()*min(span, 1)))
+	case *array.Float64Builder:
+		b.Append(d.lo + rng.Float64()*min(span, 1))
+	default:
+		panic("appendInDomain: no generator for " + b.Type().String())
+	}
+}
+
+// validDecisions returns rec with the columns that decisions' row rules relate to legal_actions
+// rebuilt from it: at least one legal action, chosen among them, one prior logit each, and
+// action_inputs of action_width 2 per action.
+func validDecisions(rec arrow.RecordBatch) arrow.RecordBatch {
+	s := rec.Schema()
+	idx := func(name string) int { return s.FieldIndices(name)[0] }
+	build := func(name string) array.Builder {
+		return array.NewBuilder(memory.DefaultAllocator, s.Field(idx(name)).Type)
+	}
+	legalB, chosenB, priorB, widthB, inputsB := build("legal_actions"), build("chosen"), build("prior_logits"), build("action_width"), build("action_inputs")
+	legal := rec.Column(idx("legal_actions")).(*array.List)
+	words := legal.ListValues().(*array.String)
+	for r := range int(rec.NumRows()) {
+		lo, hi := legal.ValueOffsets(r)
+		lb := legalB.(*array.ListBuilder)
+		lb.Append(true)
+		lb.ValueBuilder().(*array.StringBuilder).Append("stop")
+		for k := lo; k < hi; k++ {
+			lb.ValueBuilder().(*array.StringBuilder).Append(words.Value(int(k)))
+		}
+		n := int(hi-lo) + 1
+		chosenB.(*array.Int32Builder).Append(int32(r % n))
+		widthB.(*array.Int32Builder).Append(2)
+		priorB.(*array.ListBuilder).Append(true)
+		inputsB.(*array.ListBuilder).Append(true)
+		for k := range n {
+			priorB.(*array.ListBuilder).ValueBuilder().(*array.Float32Builder).Append(float32(k))
+			inputsB.(*array.ListBuilder).ValueBuilder().(*array.Float32Builder).AppendValues([]float32{float32(k), 1}, nil)
+		}
+	}
+	cols := rec.Columns()
+	out := make([]arrow.Array, len(cols))
+	for i, c := range cols {
+		out[i] = c
+		c.Retain()
+	}
+	for name, b := range map[string]array.Builder{"legal_actions": legalB, "chosen": chosenB, "prior_logits": priorB,
+		"action_width": widthB, "action_inputs": inputsB} {
+		out[idx(name)].Release()
+		out[idx(name)] = b.NewArray()
+		b.Release()
+	}
+	res := array.NewRecordBatch(s, out, rec.NumRows())
+	for _, a := range out {
+		a.Release()
+	}
+	return res
 }
 
 var words = []string{"", "a", "node", "add_edge", "STOP", "É☃", "{\"kind\":\"stop\"}", "sha256:0f3a", "long text with spaces and more"}

@@ -29,6 +29,13 @@ var Ledger = declare("ledger", 1,
 	nullable("alpha_each", f64),     // level/2, one per direction
 	field("alpha_spent", f64),       // cumulative alpha spent, after this event
 	nullable("body", utf8),          // proposal: the skill record's canonical JSON
+).with(
+	oneOf("event", "proposal", "register", "pair", "look", "promote", "retire", "retain", "defer",
+		"defer_capacity", "supersede", "close"),
+	oneOf("outcome", "win", "loss", "tie"),
+	atLeast(1, "seq", "comparison_j", "look_l"),
+	atLeast(0, "W", "L", "T0", "D"),
+	within(0, 1, "p_plus", "p_minus", "level", "alpha_each", "alpha_spent"),
 )
 
 // LedgerRow is a row of the ledger table.

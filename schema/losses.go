@@ -9,6 +9,8 @@ var Losses = declare("losses", 2,
 	field("loss", f64),
 	field("loss_rho", f64),    // same loss with every Δℓ = 0 (the reference level)
 	field("loss_anchor", f64), // every Δℓ = 0 and b_ψ = 0: each flow is its measured part (paper's anchor-only level)
+).with(
+	atLeast(0, "T"),
 )
 
 // LossRow is a row of the losses table.

@@ -39,25 +39,32 @@ var arrowMagic = []byte("ARROW1")
 func Open(path string) (*File, error) { return open(path, nil) }
 
 // Open memory-maps path and checks that it is an Arrow IPC file of table t:
-// magic bytes, the evosteer.schema metadata (name and version), the lineage
-// metadata, the columns (see Conforms; they must also be in declared order),
-// and the record batch layout. Every error starts with "open <path>: ".
+// magic bytes, the footer's and every batch header's structure against the
+// file (before arrow-go reads them), the evosteer.schema metadata (name and
+// version), the lineage metadata (its two copies agreeing), the columns (see
+// Conforms; they must also be in declared order), and the record batch
+// layout. Every error starts with "open <path>: ".
 func (t *Table) Open(path string) (*File, error) { return open(path, t) }
 
-func open(path string, want *Table) (f *File, err error) {
-	fail := func(format string, args ...any) error {
-		return fmt.Errorf("open %s: "+format, append([]any{path}, args...)...)
-	}
-	corrupt := func(cause error) error { return fail("truncated or corrupt Arrow file: %w", cause) }
-
+func open(path string, want *Table) (*File, error) {
 	data, unmap, err := mapFile(path)
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) { // avoid "open p: open p: ..."
 			err = pe.Err
 		}
-		return nil, fail("%w", err)
+		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
+	return openData(path, data, unmap, want)
+}
+
+// openData checks data, the contents of path, and takes it over: Close calls unmap (if not
+// nil), also when the check fails.
+func openData(path string, data []byte, unmap func() error, want *Table) (f *File, err error) {
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("open %s: "+format, append([]any{path}, args...)...)
+	}
+	corrupt := func(cause error) error { return fail("truncated or corrupt Arrow file: %w", cause) }
 	f = &File{Path: path, data: data, unmap: unmap}
 	defer func() {
 		if p := recover(); p != nil {
@@ -77,19 +84,40 @@ func open(path string, want *Table) (f *File, err error) {
 	case len(data) < 2*len(arrowMagic) || !bytes.HasSuffix(data, arrowMagic):
 		return f, corrupt(errors.New("no Arrow footer at the end of the file"))
 	}
-	blocks, ndicts, err := readFooter(data)
+	// Everything arrow-go will parse is verified first (see verify.go): its
+	// allocations are sized by the file's bytes.
+	ft, err := readFooter(data)
 	if err != nil {
 		return f, corrupt(fmt.Errorf("footer: %w", err))
 	}
-	if ndicts != 0 {
-		return f, corrupt(fmt.Errorf("%d dictionary batches (no table uses dictionaries)", ndicts))
+	if ft.ndicts != 0 {
+		return f, corrupt(fmt.Errorf("%d dictionary batches (no table uses dictionaries)", ft.ndicts))
+	}
+	f.batches = make([]batchInfo, len(ft.blocks))
+	for i, b := range ft.blocks {
+		if f.batches[i], err = readBatch(data, b); err != nil {
+			return f, corrupt(fmt.Errorf("batch %d: %w", i, err))
+		}
+		f.batches[i].first = f.NumRows
+		f.NumRows += f.batches[i].rows
+	}
+	limit := ft.start
+	for _, b := range ft.blocks {
+		limit = min(limit, int(b.offset))
+	}
+	stream, err := streamMetadata(data, limit)
+	if err != nil {
+		return f, corrupt(fmt.Errorf("schema message: %w", err))
+	}
+	if !slices.Equal(stream, ft.metadata) {
+		return f, corrupt(errors.New("the schema metadata (lineage) differs between the schema message and the footer"))
 	}
 	f.r, err = ipc.NewMappedFileReader(data, ipc.WithAllocator(newRecycler()))
 	if err != nil {
 		return f, corrupt(err)
 	}
-	if f.r.NumRecords() != len(blocks) {
-		return f, corrupt(fmt.Errorf("footer lists %d batches, reader sees %d", len(blocks), f.r.NumRecords()))
+	if f.r.NumRecords() != len(ft.blocks) {
+		return f, corrupt(fmt.Errorf("footer lists %d batches, reader sees %d", len(ft.blocks), f.r.NumRecords()))
 	}
 	f.Schema = f.r.Schema()
 
@@ -124,12 +152,14 @@ func open(path string, want *Table) (f *File, err error) {
 			return f, fail("column %d is %q, want %q (columns out of declared order)", i, got, fld.Name)
 		}
 	}
-	f.batches = make([]batchInfo, len(blocks))
-	for i, b := range blocks {
-		if f.batches[i], err = readBatch(data, b); err != nil {
-			return f, corrupt(fmt.Errorf("batch %d: %w", i, err))
+	// arrow-go indexes a header's nodes and buffers by the schema's layout without checking
+	// the vectors' lengths: a shorter vector would be read past its end.
+	nodes, buffers := layout(t.Schema)
+	for i, b := range f.batches {
+		if b.nodes != nodes || len(b.buffers) != buffers {
+			return f, corrupt(fmt.Errorf("batch %d: %d field nodes and %d buffers, the columns have %d and %d",
+				i, b.nodes, len(b.buffers), nodes, buffers))
 		}
-		f.NumRows += f.batches[i].rows
 	}
 	return f, nil
 }
@@ -162,8 +192,10 @@ func (f *File) Close() error {
 
 // Reader returns a fresh RecordReader over all batches of the file. Each
 // batch is checked when it is read (buffer sizes, offsets, nulls in
-// non-nullable columns); a corrupt batch ends the iteration with Err()
-// naming the file and the batch index. The reader's Schema is f.Schema.
+// non-nullable columns, checksums, then the values' domains: see domain.go);
+// a corrupt batch or a value outside its domain ends the iteration with
+// Err() naming the file and the batch index, and the row and column of a
+// value. The reader's Schema is f.Schema.
 // Release the reader when done; batches are valid until the next call to
 // Next unless retained, and never after f.Close.
 func (f *File) Reader() (array.RecordReader, error) {
@@ -233,6 +265,9 @@ func (f *File) batch(i int) (rec arrow.RecordBatch, err error) {
 	}
 	if err == nil {
 		err = verifyChecksums(rec, f.Table.Schema, f.batches[i])
+	}
+	if err == nil {
+		err = f.Table.checkRules(rec, f.batches[i].first)
 	}
 	if err != nil {
 		rec.Release()

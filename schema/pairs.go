@@ -13,6 +13,8 @@ var Pairs = declare("pairs", 1,
 	field("outcome", utf8),        // win | loss | tie
 	field("eligible", boolean),    // counts toward the sign test
 	nullable("skip_reason", utf8), // why not eligible
+).with(
+	oneOf("outcome", "win", "loss", "tie"),
 )
 
 // PairRow is a row of the pairs table.

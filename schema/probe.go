@@ -24,6 +24,9 @@ var Probe = declare("probe", 2,
 	field("reward_sd", f64),    // sample standard deviation of r (0 for one continuation)
 	field("continuations", i32),
 	field("unhealthy", i32), // continuations that ended unhealthy (their reward counts as stored)
+).with(
+	within(0, 1, "rho", "theta", "pistar", "mean_reward"),
+	atLeast(0, "action_index", "reward_sd", "continuations", "unhealthy"),
 )
 
 // ProbeRow is a row of the probe table.

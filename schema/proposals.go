@@ -22,6 +22,10 @@ var Proposals = declare("proposals", 1,
 	field("tokens_in", i64),         // author usage of this window
 	field("tokens_out", i64),
 	field("seed", u64), // the window's seed
+).with(
+	oneOf("backend", "sim", "openai"),
+	oneOf("status", "candidate_proposed", "no_proposal", "author_error", "duplicate_filtered"),
+	atLeast(0, "window", "tokens_in", "tokens_out"),
 )
 
 // ProposalRow is a row of the proposals table.

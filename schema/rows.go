@@ -230,7 +230,10 @@ func ReadFile[T any](t *Table, path string) ([]T, error) {
 	defer rr.Release()
 	rows, err := Rows[T](t, rr)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		if err != rr.Err() { // the reader's own errors already name the file
+			err = fmt.Errorf("read %s: %w", path, err)
+		}
+		return nil, err
 	}
 	return rows, nil
 }

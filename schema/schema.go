@@ -13,6 +13,7 @@ type Table struct {
 	// Schema is the declared schema, without metadata. Files are written with
 	// exactly this schema plus lineage metadata.
 	Schema *arrow.Schema
+	rules  []rule // the values' domains, checked on read (domain.go)
 }
 
 // ID is the value stored under the metadata key evosteer.schema, e.g.
@@ -87,7 +88,21 @@ func declare(name string, version int, fields ...arrow.Field) *Table {
 		}
 		seen[f.Name] = true
 	}
-	return &Table{Name: name, Version: version, Schema: arrow.NewSchema(fields, nil)}
+	t := &Table{Name: name, Version: version, Schema: arrow.NewSchema(fields, nil)}
+	for _, f := range fields {
+		if isFloat(f.Type) || isFloat(listElem(f.Type)) {
+			t.rules = append(t.rules, finite(f.Name))
+		}
+	}
+	return t
+}
+
+// listElem is the element type of a list or fixed-size list type, nil for other types.
+func listElem(dt arrow.DataType) arrow.DataType {
+	if l, ok := dt.(arrow.ListLikeType); ok {
+		return l.Elem()
+	}
+	return nil
 }
 
 // Conforms reports whether got has the same set of columns as want (order

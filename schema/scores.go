@@ -10,6 +10,9 @@ var Scores = declare("scores", 1,
 	field("delta_l", f64),       // logp_theta - logp_rho
 	field("legal_count", i32),   // number of legal actions at s_t
 	field("theta_version", i64), // checkpoint step of θ
+).with(
+	atLeast(0, "t", "theta_version"),
+	atLeast(1, "legal_count"),
 )
 
 // ScoreRow is a row of the scores table.

@@ -16,6 +16,11 @@ var SimTruth = declare("sim_truth", 1,
 	nullable("requirement", i32),
 	nullable("effect", f64),        // skills: hidden logit effect in their family
 	nullable("effect_class", utf8), // skills: helpful | neutral | harmful
+).with(
+	oneOf("kind", "task", "skill"),
+	oneOf("effect_class", "helpful", "neutral", "harmful"),
+	within(0, 1, "difficulty", "trap_rate", "fail_rate", "search_hit_rate"),
+	atLeast(0, "requirement"),
 )
 
 // SimTruthRow is a row of the sim_truth table.

@@ -19,6 +19,10 @@ var Skills = declare("skills", 1,
 	field("pairs", i64),                  // eligible pairs recorded over all its comparisons
 	nullable("comparison_id", utf8),      // its open comparison, if any
 	nullable("comparison_menu_id", utf8), // that comparison's background menu (its context)
+).with(
+	oneOf("status", "candidate", "validated", "retired"),
+	oneOf("basis", "candidate-proposal", "paired-sign-test", "fixed-count"),
+	atLeast(0, "created_step", "pairs"),
 )
 
 // SkillRow is a row of the skills table.

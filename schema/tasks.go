@@ -15,6 +15,10 @@ var Tasks = declare("tasks", 1,
 	nullable("prior_rate", f64),    // optional success-rate prior for the anchors
 	field("prior_count", f64),
 	field("extra", utf8), // JSON object of the row's remaining fields (tests, environment ids)
+).with(
+	oneOf("split", "train", "test"),
+	within(0, 1, "prior_rate"),
+	atLeast(0, "prior_count"),
 )
 
 // TaskRow is a row of the tasks table.

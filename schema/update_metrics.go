@@ -36,6 +36,12 @@ var UpdateMetrics = declare("update_metrics", 2,
 	field("rows_per_episode", f64),    // (policy_forward_rows + policy_grad_rows + head_rows) / trajectories
 	field("policy_version", i64),      // the version the updated policy gets
 	field("value_version", i64),       // the version the published value head gets
+).with(
+	within(0, 1, "mean_reward"),
+	atLeast(0, "trajectories", "decisions", "branch_decisions", "trained_trajectories", "grad_norm",
+		"value_grad_norm", "outcome_grad_norm", "value_states", "value_fit_states", "value_fit_steps",
+		"policy_steps", "critic_grad_norm", "policy_forward_rows", "policy_grad_rows", "head_rows",
+		"policy_version", "value_version"),
 )
 
 // UpdateMetricsRow is a row of the update_metrics table.

@@ -8,6 +8,9 @@ var ValueData = declare("value_data", 1,
 	field("features", fixedList(30, f32)), // f(s_t)
 	field("task_type", utf8),
 	field("label", f64), // final reward of the episode
+).with(
+	atLeast(0, "t"),
+	within(0, 1, "label"),
 )
 
 // ValueRow is a row of the value_data table.

@@ -112,7 +112,7 @@ func episodeRow(e stats.Episode) schema.EpisodeRow {
 }
 
 func decisionRow(id string, d stats.Decision) schema.DecisionRow {
-	return schema.DecisionRow{EpisodeID: id, T: int32(d.T), ActionJSON: "{}", ActionKind: "STOP", LegalActions: []string{"{}"},
+	return schema.DecisionRow{EpisodeID: id, T: int32(d.T), ActionJSON: "{}", ActionKind: "STOP", LegalActions: []string{"{}"}, PriorLogits: []float32{0},
 		Forced: d.Forced, Features: d.Features, PolicyInput: []float32{}, ActionInputs: []float32{},
 		StructureKey: d.Key, CoarseKey: d.CoarseKey, NNodes: int32(d.Nodes), NEdges: int32(d.Edges)}
 }

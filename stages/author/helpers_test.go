@@ -81,8 +81,10 @@ func writeRollout(t *testing.T, r *rundir.Run, step int) {
 				eps = append(eps, schema.EpisodeRow{EpisodeID: id, TaskID: tk.ID, Family: f, TaskType: f, Split: "train", Source: src,
 					T: 2, Reward: rw, Stopped: true, Healthy: true, OutputNode: &n0, OutputText: out, MenuID: skills.MenuID(nil)})
 				decs = append(decs,
-					schema.DecisionRow{EpisodeID: id, T: 1, ActionJSON: `{"kind":"STOP"}`, ActionKind: "STOP"},
-					schema.DecisionRow{EpisodeID: id, T: 0, ActionJSON: `{"kind":"ADD_AGENT","role":"solver"}`, ActionKind: "ADD_AGENT"})
+					schema.DecisionRow{EpisodeID: id, T: 1, ActionJSON: `{"kind":"STOP"}`, ActionKind: "STOP",
+						LegalActions: []string{`{"kind":"STOP"}`}, PriorLogits: []float32{0}},
+					schema.DecisionRow{EpisodeID: id, T: 0, ActionJSON: `{"kind":"ADD_AGENT","role":"solver"}`, ActionKind: "ADD_AGENT",
+						LegalActions: []string{`{"kind":"ADD_AGENT","role":"solver"}`}, PriorLogits: []float32{0}})
 				execs = append(execs, schema.ExecutionRow{EpisodeID: id, T: 0, NodeID: "n0", Role: "solver", Skills: []string{},
 					Output: out, Status: "ok", AnswerPresent: true, ToolStatuses: []string{}})
 			}

@@ -46,10 +46,10 @@ func synthRun(t *testing.T) *rundir.Run {
 						reward = float64(1 - k)
 					}
 					eps = append(eps, schema.EpisodeRow{EpisodeID: id, TaskID: fmt.Sprintf("medqa/sim-%d", task), Family: "medqa",
-						Source: src, Reward: reward, Healthy: true, T: 4})
+						Split: "train", Source: src, Reward: reward, Healthy: true, T: 4})
 					// After RERUN_AGENT the score becomes the reward: better when 1 (from 0).
 					for t, kind := range []string{"ADD_AGENT", "SET_OUTPUT", "RERUN_AGENT", "STOP"} {
-						d := schema.DecisionRow{EpisodeID: id, T: int32(t), ActionKind: kind}
+						d := schema.DecisionRow{EpisodeID: id, T: int32(t), ActionKind: kind, LegalActions: []string{kind}, PriorLogits: []float32{0}}
 						switch {
 						case t == 1:
 							d.OutputScore = f64(0)
@@ -141,7 +141,7 @@ func TestBuildFromRunFiles(t *testing.T) {
 	lin := schema.Lineage{Run: r.Name, Step: 2, Stage: layout.Validate}
 	write(t, skills.WriteSegment(r.StageDir(2, layout.Validate), lin, seg))
 	write(t, schema.WriteRows(schema.Skills, filepath.Join(r.StageDir(2, layout.Validate), layout.SkillsFile), lin,
-		[]schema.SkillRow{{SkillID: id, Family: "medqa", Status: skills.Validated, Name: "cite the guideline"}}))
+		[]schema.SkillRow{{SkillID: id, Family: "medqa", Status: skills.Validated, Basis: skills.BasisSignTest, Name: "cite the guideline"}}))
 	write(t, schema.WriteRows(schema.EvalResults, filepath.Join(r.Dir, EvalFile), schema.Lineage{Run: r.Name, Stage: "eval"},
 		[]schema.EvalRow{{Policy: "evosteer", Benchmark: "medqa", Block: "iid", Score: 0.5}, {Policy: "evosteer", Benchmark: "medqa", Block: "iid", Run: 1, Score: 0.7}}))
 	rep, err = Build(r)
