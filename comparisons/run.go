@@ -191,7 +191,7 @@ func runOne(ctx context.Context, o Options, s spec, logf func(string, ...any)) e
 
 // openOrInit opens the run folder made by an earlier call of the study, checking it was made
 // with the same configuration, or creates it; the run it returns holds its lock.
-func openOrInit(ctx context.Context, dir string, cfg *config.Config, version string) (*rundir.Run, error) {
+func openOrInit(ctx context.Context, dir string, cfg *config.Config, version string) (*rundir.Folder, error) {
 	if _, err := os.Stat(filepath.Join(dir, "run.yaml")); err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
 			return nil, err
@@ -218,7 +218,7 @@ func openOrInit(ctx context.Context, dir string, cfg *config.Config, version str
 // evaluated says whether the run's eval/results.arrow already holds what the study asks: the
 // trained policy of the last step with the requested number of runs, ρ too in the full method's
 // and the β study's runs, and the paradigms in the full method's.
-func evaluated(r *rundir.Run, o Options, s spec) (bool, error) {
+func evaluated(r *rundir.Folder, o Options, s spec) (bool, error) {
 	path := filepath.Join(r.Dir, layout.Eval, layout.EvalResultsFile)
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return false, nil

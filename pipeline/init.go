@@ -16,8 +16,8 @@ import (
 // learner, the untrained π_θ = ρ that step 1 rolls out. Both are written before the folder
 // appears (rundir.Init), so an interrupted Init leaves no run behind. The returned run holds
 // its lock.
-func Init(ctx context.Context, dir string, cfg *config.Config, version string, populate func(*rundir.Run) error) (*rundir.Run, error) {
-	return rundir.Init(dir, cfg, version, func(r *rundir.Run) error {
+func Init(ctx context.Context, dir string, cfg *config.Config, version string, populate func(*rundir.Folder) error) (*rundir.Folder, error) {
+	return rundir.Init(dir, cfg, version, func(r *rundir.Folder) error {
 		if populate != nil {
 			if err := populate(r); err != nil {
 				return err
@@ -32,7 +32,7 @@ func Init(ctx context.Context, dir string, cfg *config.Config, version string, p
 // executors): tasks/train.arrow with tasks.train_per_family tasks per IID family, and
 // tasks/test.arrow with tasks.test_per_family per benchmark, IID and OOD — fewer where the
 // benchmark has fewer test items (tasks.TestSize: AIME 2026's 30).
-func WriteSimTasks(r *rundir.Run) error {
+func WriteSimTasks(r *rundir.Folder) error {
 	cfg := r.Config
 	if cfg.Executor.Backend != "sim" {
 		return nil

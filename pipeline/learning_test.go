@@ -54,7 +54,7 @@ func TestAnchorTBLearnsOnTheSimulatedWorld(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	r, err := Init(ctx, filepath.Join(t.TempDir(), "learn"), cfg, "test", func(r *rundir.Run) error {
+	r, err := Init(ctx, filepath.Join(t.TempDir(), "learn"), cfg, "test", func(r *rundir.Folder) error {
 		lin := schema.Lineage{Run: "learn", Stage: "init", ConfigSHA256: cfg.SHA256()}
 		for _, split := range []struct {
 			name string

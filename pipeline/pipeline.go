@@ -23,7 +23,7 @@ import (
 // outputs from its files (the summary its command prints).
 type StepStage interface {
 	rundir.Stage
-	Summary(ctx context.Context, r *rundir.Run, step int) (rundir.Summary, error)
+	Summary(ctx context.Context, r *rundir.Folder, step int) (rundir.Summary, error)
 }
 
 // Stages are the stages of one training step, in order.
@@ -39,7 +39,7 @@ type StageDone struct {
 
 // Step runs every stage of one step in order, skipping those whose outputs are up to date
 // (force recomputes them all). done, when not nil, is told after every stage.
-func Step(ctx context.Context, r *rundir.Run, step int, force bool, done func(StageDone)) error {
+func Step(ctx context.Context, r *rundir.Folder, step int, force bool, done func(StageDone)) error {
 	for _, st := range Stages {
 		start := time.Now()
 		res, err := r.RunStage(ctx, step, st, force)
@@ -57,7 +57,7 @@ func Step(ctx context.Context, r *rundir.Run, step int, force bool, done func(St
 // manifest (a run changed outside the pipeline is an error, not silently recomputed); stages
 // whose outputs are up to date are then skipped, so an interrupted run resumes where it stopped
 // and produces the same files as an uninterrupted one.
-func Train(ctx context.Context, r *rundir.Run, steps int, force bool, done func(StageDone)) error {
+func Train(ctx context.Context, r *rundir.Folder, steps int, force bool, done func(StageDone)) error {
 	for k := 0; k <= steps; k++ {
 		if _, err := os.Stat(r.StepDir(k)); err != nil {
 			break
@@ -84,7 +84,7 @@ type Summary struct {
 }
 
 // Summarize reads a finished step's files.
-func Summarize(r *rundir.Run, step int) (*Summary, error) {
+func Summarize(r *rundir.Folder, step int) (*Summary, error) {
 	s := &Summary{Step: step, Skills: map[string]int{}}
 	paths, err := rundir.Shards(r.StageDir(step, layout.Rollout), layout.Episodes)
 	if err != nil {

@@ -253,7 +253,7 @@ func FuzzRead(f *testing.F) {
 // that still parses (run, step, stage, config hash, an input's hash) would go unnoticed in one
 // copy; Open compares the footer's copy with the schema message's, and a file whose bytes
 // differ from those a stage recorded is also caught by the step manifest's sha256 of the file
-// (rundir.Run.Verify) before training resumes.
+// (rundir.Folder.Verify) before training resumes.
 func TestLineageEditsCaught(t *testing.T) {
 	data := seeds(t)["episodes"]
 	f, err := openData("episodes.arrow", bytes.Clone(data), nil, nil)

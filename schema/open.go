@@ -112,7 +112,7 @@ func openData(path string, data []byte, unmap func() error, want *Table) (f *Fil
 	if !slices.Equal(stream, ft.metadata) {
 		return f, corrupt(errors.New("the schema metadata (lineage) differs between the schema message and the footer"))
 	}
-	f.r, err = ipc.NewMappedFileReader(data, ipc.WithAllocator(newRecycler()))
+	f.r, err = ipc.NewMappedFileReader(data, ipc.WithAllocator(newAllocator()))
 	if err != nil {
 		return f, corrupt(err)
 	}

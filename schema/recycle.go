@@ -33,6 +33,11 @@ const (
 
 func newRecycler() *recycler { return &recycler{free: map[int][][]byte{}} }
 
+// newAllocator gives each Write and each open File its allocator. Tests replace it with a
+// memory.CheckedAllocator around the recycler to prove that every buffer is released: a buffer
+// released too early would be reused while still read, one never released would be lost.
+var newAllocator = func() memory.Allocator { return newRecycler() }
+
 func (r *recycler) Allocate(size int) []byte {
 	if size < minRecycled {
 		return r.goa.Allocate(size)

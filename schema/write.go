@@ -82,7 +82,7 @@ func (t *Table) encode(w *bufio.Writer, md arrow.Metadata, rr array.RecordReader
 			err = fmt.Errorf("internal error while encoding: %v", p)
 		}
 	}()
-	mem := newRecycler()
+	mem := newAllocator()
 	fileSchema := arrow.NewSchema(t.Schema.Fields(), &md)
 	fw, err := ipc.NewFileWriter(w,
 		ipc.WithSchema(fileSchema),
@@ -335,7 +335,10 @@ func hasNulls(arr arrow.Array) bool {
 	return false
 }
 
-// sliceReader is a RecordReader over a fixed list of batches.
+// sliceReader is a RecordReader over a fixed list of batches. It is not array.NewRecordReader
+// because that one refuses batches whose schemas differ from the first's, and WriteBatches
+// accepts any batches that conform to the table (columns in another order, other nullability:
+// DuckDB's output) and lets Write name the batch and column that does not.
 type sliceReader struct {
 	refs   atomic.Int64
 	schema *arrow.Schema

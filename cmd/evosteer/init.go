@@ -61,7 +61,7 @@ its adapter at zero (π_θ = ρ), b_ψ = 0 and fresh heads, which step 1 rolls o
 
 // initRun creates a run folder: the configuration (--config with --ablate switched on), the task
 // records, and step 0's learner. The run it returns holds its lock.
-func initRun(cmd *cobra.Command, run, path string, ablate, taskFiles []string) (*rundir.Run, error) {
+func initRun(cmd *cobra.Command, run, path string, ablate, taskFiles []string) (*rundir.Folder, error) {
 	cfg, err := loadConfig(path)
 	if err != nil {
 		return nil, err
@@ -71,7 +71,7 @@ func initRun(cmd *cobra.Command, run, path string, ablate, taskFiles []string) (
 	}
 	populate := pipeline.WriteSimTasks
 	if len(taskFiles) > 0 {
-		populate = func(r *rundir.Run) error { return writeTaskFiles(r, taskFiles) }
+		populate = func(r *rundir.Folder) error { return writeTaskFiles(r, taskFiles) }
 	}
 	r, err := pipeline.Init(cmd.Context(), run, cfg, codeVersion(), populate)
 	if err != nil {
@@ -92,7 +92,7 @@ func initRun(cmd *cobra.Command, run, path string, ablate, taskFiles []string) (
 // smallPools names the families with fewer training tasks than their share of a step's batch:
 // a step never holds a task twice (rollout.Schedule), so their steps hold fewer tasks than
 // batch.tasks.
-func smallPools(r *rundir.Run) ([]string, error) {
+func smallPools(r *rundir.Folder) ([]string, error) {
 	path := r.TasksPath("train")
 	if _, err := os.Stat(path); err != nil {
 		return nil, nil // no training tasks yet (a backend that brings its own)
@@ -127,7 +127,7 @@ func smallPools(r *rundir.Run) ([]string, error) {
 
 // writeSimTasks generates the simulated world's task records into a new run: training tasks of
 // the IID families, test tasks of every benchmark.
-func writeTaskFiles(r *rundir.Run, paths []string) error {
+func writeTaskFiles(r *rundir.Folder, paths []string) error {
 	cfg := r.Config
 	byID, err := loadTaskFiles(paths)
 	if err != nil {

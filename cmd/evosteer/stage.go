@@ -32,7 +32,7 @@ func (f *stageFlags) register(cmd *cobra.Command) {
 // runStage opens the run, runs one stage of a step through the stage runner, reporting on w,
 // and prints the stage's summary of the step, read from its files, on the command's output. It
 // holds the run's lock while the stage runs and its summary is read.
-func (f *stageFlags) runStage(cmd *cobra.Command, w io.Writer, st pipeline.StepStage) (*rundir.Run, error) {
+func (f *stageFlags) runStage(cmd *cobra.Command, w io.Writer, st pipeline.StepStage) (*rundir.Folder, error) {
 	if f.step < 1 {
 		return nil, fmt.Errorf("--step must be >= 1, got %d", f.step)
 	}

@@ -127,7 +127,7 @@ reference level, the alpha spent by skill admission, and the library.`,
 
 // openOrInit opens the run, or initialises it when the folder has no run.yaml; --config and
 // --ablate only apply to a new run. The run it returns holds its lock.
-func openOrInit(cmd *cobra.Command, run, config string, ablate []string) (*rundir.Run, error) {
+func openOrInit(cmd *cobra.Command, run, config string, ablate []string) (*rundir.Folder, error) {
 	runFile := filepath.Join(run, rundir.RunFileName)
 	if _, err := os.Stat(runFile); err != nil {
 		r, err := initRun(cmd, run, config, ablate, nil)
@@ -148,7 +148,7 @@ func openOrInit(cmd *cobra.Command, run, config string, ablate []string) (*rundi
 
 // openLocked opens a run for a command that writes it: it holds the run's lock, or says which
 // process does.
-func openLocked(dir string) (*rundir.Run, error) {
+func openLocked(dir string) (*rundir.Folder, error) {
 	r, err := rundir.Open(dir)
 	if err != nil {
 		return nil, err
@@ -174,7 +174,7 @@ func stageLine(w io.Writer, steps int) func(pipeline.StageDone) {
 	}
 }
 
-func printSummary(w io.Writer, r *rundir.Run, step, steps int) error {
+func printSummary(w io.Writer, r *rundir.Folder, step, steps int) error {
 	s, err := pipeline.Summarize(r, step)
 	if err != nil {
 		return err

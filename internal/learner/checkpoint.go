@@ -17,14 +17,14 @@ import (
 )
 
 // Path is the checkpoint of a step (step 0: the initial learner), written by the update stage.
-func Path(r *rundir.Run, step int) string {
+func Path(r *rundir.Folder, step int) string {
 	return filepath.Join(r.StageDir(step, layout.Update), filepath.FromSlash(layout.CheckpointFile))
 }
 
 // New builds the step-0 learner of a run from its configuration: π_θ = ρ, b_ψ = 0, fresh heads.
 // When the learner keeps a per-task table (the measured-flows ablation's free anchors, log Z of
 // tb and ttb) it reads the training tasks.
-func New(r *rundir.Run) (*gpu.Learner, error) {
+func New(r *rundir.Folder) (*gpu.Learner, error) {
 	cfg := r.Config
 	o := gpu.OptionsFromConfig(cfg, policy.StateWidth(len(cfg.Families)))
 	var ids []string
@@ -41,7 +41,7 @@ func New(r *rundir.Run) (*gpu.Learner, error) {
 }
 
 // Load builds the run's learner and restores the checkpoint of step into it.
-func Load(r *rundir.Run, step int) (*gpu.Learner, error) {
+func Load(r *rundir.Folder, step int) (*gpu.Learner, error) {
 	l, err := New(r)
 	if err != nil {
 		return nil, err

@@ -20,16 +20,16 @@ type Initial struct{}
 func (Initial) Name() string { return layout.Update }
 
 // Inputs are the training tasks (the free anchors of the measured-flows ablation).
-func (Initial) Inputs(r *rundir.Run, _ int) ([]string, error) {
+func (Initial) Inputs(r *rundir.Folder, _ int) ([]string, error) {
 	return []string{r.TasksPath("train")}, nil
 }
 
 // Outputs is the checkpoint.
-func (Initial) Outputs(*rundir.Run, int) []string { return []string{layout.CheckpointFile} }
+func (Initial) Outputs(*rundir.Folder, int) []string { return []string{layout.CheckpointFile} }
 
 // Run writes the untrained learner.
 func (Initial) Run(_ context.Context, sc *rundir.StageContext) error {
-	l, err := New(sc.Run)
+	l, err := New(sc.Folder)
 	if err != nil {
 		return err
 	}
@@ -37,7 +37,7 @@ func (Initial) Run(_ context.Context, sc *rundir.StageContext) error {
 }
 
 // LatestStep is the last step whose update checkpoint exists (0 when none).
-func LatestStep(r *rundir.Run) int {
+func LatestStep(r *rundir.Folder) int {
 	k := 0
 	for {
 		if _, err := os.Stat(Path(r, k+1)); err != nil {
@@ -50,7 +50,7 @@ func LatestStep(r *rundir.Run) int {
 // Frozen is what a step leaves to be played with: the learner of step (θ with its published
 // value head; step 0's is the untrained learner, π_θ = ρ) and the skill library after step (the
 // one the rollout of step+1 freezes; its Menu(task type) is a task's menu).
-func Frozen(r *rundir.Run, step int) (*gpu.Learner, *skills.Library, error) {
+func Frozen(r *rundir.Folder, step int) (*gpu.Learner, *skills.Library, error) {
 	l, err := Load(r, step)
 	if err != nil {
 		return nil, nil, err

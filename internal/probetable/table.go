@@ -22,17 +22,17 @@ const (
 )
 
 // StepDir is the probe folder of a step.
-func StepDir(r *rundir.Run, step int) string {
+func StepDir(r *rundir.Folder, step int) string {
 	return filepath.Join(r.Dir, Folder, layout.StepDir(step))
 }
 
 // Read reads a probed step's table (fs.ErrNotExist when the step was not probed).
-func Read(r *rundir.Run, step int) ([]schema.ProbeRow, error) {
+func Read(r *rundir.Folder, step int) ([]schema.ProbeRow, error) {
 	return schema.ReadFile[schema.ProbeRow](schema.Probe, filepath.Join(StepDir(r, step), TableFile))
 }
 
 // Steps lists the probed steps of a run (those with a table), increasing.
-func Steps(r *rundir.Run) ([]int, error) {
+func Steps(r *rundir.Folder) ([]int, error) {
 	entries, err := os.ReadDir(filepath.Join(r.Dir, Folder))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil

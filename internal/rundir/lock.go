@@ -29,21 +29,21 @@ func (e *LockedError) Error() string {
 // Lock takes the run's writer lock for this process without waiting; a run another process
 // writes is a *LockedError naming it. Every command that writes the run takes it first and
 // holds it to the end (Unlock, or the process's exit).
-func (r *Run) Lock() error { return r.takeLock(false) }
+func (r *Folder) Lock() error { return r.takeLock(false) }
 
 // LockShared takes the lock shared: the shards of a sharded rollout (rundir.Stage.Shard) may
 // hold it together, while a writer holding Lock excludes them and they exclude it.
-func (r *Run) LockShared() error { return r.takeLock(true) }
+func (r *Folder) LockShared() error { return r.takeLock(true) }
 
-// Unlock releases the run's lock, if this Run holds it.
-func (r *Run) Unlock() {
+// Unlock releases the run's lock, if this Folder holds it.
+func (r *Folder) Unlock() {
 	if r.lock != nil {
 		r.lock.Close() // closing the file releases the flock
 		r.lock = nil
 	}
 }
 
-func (r *Run) takeLock(shared bool) error {
+func (r *Folder) takeLock(shared bool) error {
 	if r.lock != nil {
 		return nil
 	}

@@ -40,7 +40,7 @@ func helper(what, dir string) error {
 		if err != nil {
 			return err
 		}
-		_, err = Init(dir, cfg, "v", func(r *Run) error {
+		_, err = Init(dir, cfg, "v", func(r *Folder) error {
 			if err := os.WriteFile(r.TasksPath("train"), []byte("half"), 0o644); err != nil {
 				return err
 			}

@@ -19,14 +19,14 @@ import (
 // RunFileName is the run's record of its resolved configuration.
 const RunFileName = "run.yaml"
 
-// Run is an initialised run folder.
-type Run struct {
+// Folder is an initialised run folder.
+type Folder struct {
 	Dir         string
 	Name        string
 	Config      *config.Config
 	CodeVersion string // the code that initialised the run
 
-	lock *os.File // the run's lock, while this Run holds it (Lock)
+	lock *os.File // the run's lock, while this Folder holds it (Lock)
 }
 
 // runFile is run.yaml: the resolved configuration with its hash, so an edit is caught on load.
@@ -46,7 +46,7 @@ const runFileHeader = "# Written by `evosteer init`. Do not edit: every stage ch
 // Init leaves only the temporary folder, which the next Init removes. It refuses a folder that
 // exists and is not empty (*ExistsError), so a run is never overwritten by accident. The
 // returned Run holds the run's lock (Lock), taken before populate ran; Unlock releases it.
-func Init(dir string, cfg *config.Config, codeVersion string, populate func(*Run) error) (_ *Run, err error) {
+func Init(dir string, cfg *config.Config, codeVersion string, populate func(*Folder) error) (_ *Folder, err error) {
 	removeAbandoned(filepath.Clean(dir))
 	target, err := newRunTarget(dir)
 	if err != nil {
@@ -63,7 +63,7 @@ func Init(dir string, cfg *config.Config, codeVersion string, populate func(*Run
 	if err != nil {
 		return nil, fmt.Errorf("init %s: %w", dir, err)
 	}
-	r := &Run{Dir: tmp, Name: filepath.Base(filepath.Clean(dir)), Config: cfg, CodeVersion: codeVersion}
+	r := &Folder{Dir: tmp, Name: filepath.Base(filepath.Clean(dir)), Config: cfg, CodeVersion: codeVersion}
 	defer func() {
 		if err != nil {
 			r.Unlock()
@@ -160,7 +160,7 @@ func removeAbandoned(dir string) {
 }
 
 // Open loads a run folder, checking that run.yaml's configuration still has its recorded hash.
-func Open(dir string) (*Run, error) {
+func Open(dir string) (*Folder, error) {
 	path := filepath.Join(dir, RunFileName)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -179,27 +179,27 @@ func Open(dir string) (*Run, error) {
 	if got := rf.Config.SHA256(); got != rf.ConfigSHA256 {
 		return nil, fmt.Errorf("open run %s: %s was edited: its config hashes to %s, recorded %s; start a new run instead", dir, RunFileName, got, rf.ConfigSHA256)
 	}
-	return &Run{Dir: dir, Name: rf.Name, Config: rf.Config, CodeVersion: rf.CodeVersion}, nil
+	return &Folder{Dir: dir, Name: rf.Name, Config: rf.Config, CodeVersion: rf.CodeVersion}, nil
 }
 
 // TasksPath is the task file of a split ("train" or "test").
-func (r *Run) TasksPath(split string) string {
+func (r *Folder) TasksPath(split string) string {
 	return filepath.Join(r.Dir, filepath.FromSlash(layout.TasksFile(split)))
 }
 
 // StepDir is the folder of training step k (step 0 is the initial state).
-func (r *Run) StepDir(step int) string {
+func (r *Folder) StepDir(step int) string {
 	return filepath.Join(r.Dir, layout.StepDir(step))
 }
 
 // StageDir is the output folder of one stage of one step.
-func (r *Run) StageDir(step int, stage string) string {
+func (r *Folder) StageDir(step int, stage string) string {
 	return filepath.Join(r.StepDir(step), stage)
 }
 
 // Rel gives a path relative to the run folder, the form manifests and lineage record, so a run
 // folder can be moved without invalidating them.
-func (r *Run) Rel(path string) string {
+func (r *Folder) Rel(path string) string {
 	rel, err := filepath.Rel(r.Dir, path)
 	if err != nil {
 		return filepath.ToSlash(path)
@@ -209,6 +209,6 @@ func (r *Run) Rel(path string) string {
 
 // MissingInput is the error for a file of the run (a path under Dir) that does not exist
 // (layout.MissingInput): it names the file and the command that writes it.
-func (r *Run) MissingInput(path string) error {
+func (r *Folder) MissingInput(path string) error {
 	return layout.MissingInput(r.Dir, r.Rel(path))
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/evosteer/evosteer-go/schema"
 )
 
-func newRun(t *testing.T) *Run {
+func newRun(t *testing.T) *Folder {
 	t.Helper()
 	cfg, err := config.Default()
 	if err != nil {
@@ -70,11 +70,11 @@ type testStage struct {
 
 func (s testStage) Name() string                                    { return s.name }
 func (s testStage) ShardName() string                               { return s.shard }
-func (s testStage) Outputs(*Run, int) []string                      { return s.outputs }
+func (s testStage) Outputs(*Folder, int) []string                      { return s.outputs }
 func (s testStage) Run(ctx context.Context, sc *StageContext) error { return s.run(ctx, sc) }
 
 // Inputs are the inputs, relative to the run folder.
-func (s testStage) Inputs(r *Run, _ int) ([]string, error) {
+func (s testStage) Inputs(r *Folder, _ int) ([]string, error) {
 	var out []string
 	for _, p := range s.inputs {
 		out = append(out, filepath.Join(r.Dir, p))
@@ -86,7 +86,7 @@ func (s testStage) Inputs(r *Run, _ int) ([]string, error) {
 func copyStage(input string, runs *int) Stage {
 	return testStage{name: "copy", inputs: []string{input}, outputs: []string{"out.txt"}, run: func(ctx context.Context, sc *StageContext) error {
 		*runs++
-		data, err := os.ReadFile(filepath.Join(sc.Run.Dir, input))
+		data, err := os.ReadFile(filepath.Join(sc.Folder.Dir, input))
 		if err != nil {
 			return err
 		}
@@ -247,7 +247,7 @@ func TestInitRemovesFolderWhenPopulateFails(t *testing.T) {
 	cfg, _ := config.Default()
 	dir := filepath.Join(t.TempDir(), "bad")
 	boom := errors.New("boom")
-	if _, err := Init(dir, cfg, "v", func(*Run) error { return boom }); !errors.Is(err, boom) {
+	if _, err := Init(dir, cfg, "v", func(*Folder) error { return boom }); !errors.Is(err, boom) {
 		t.Fatalf("want boom, got %v", err)
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
@@ -324,7 +324,7 @@ func TestHandMadeManifestIsRefused(t *testing.T) {
 }
 
 // mustOutputSum is the sha256 the step's manifest records for one output of a stage.
-func (r *Run) mustOutputSum(t *testing.T, step int, stage, rel string) string {
+func (r *Folder) mustOutputSum(t *testing.T, step int, stage, rel string) string {
 	t.Helper()
 	m, err := r.ReadManifest(step)
 	if err != nil {

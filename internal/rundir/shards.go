@@ -52,7 +52,7 @@ func Shards(dir, table string) ([]string, error) {
 // of the first table (Shards), or its whole file when it has none, and the same shards of the
 // others. A listed file that does not exist is left to the stage runner, which names the
 // command that writes it; shards of another table that do not match the first's are an error.
-func (r *Run) ShardedInputs(step int, stage string, tables ...string) ([][]string, error) {
+func (r *Folder) ShardedInputs(step int, stage string, tables ...string) ([][]string, error) {
 	dir := r.StageDir(step, stage)
 	first, err := Shards(dir, tables[0])
 	if err != nil {

@@ -60,18 +60,18 @@ type StageRecord struct {
 
 // Stage is one stage of a step (ARCHITECTURE.md §5.1): a pure function of its input files, its
 // seed and the configuration, writing its outputs into a fresh folder that becomes the stage's
-// folder of the step (Run.StageDir(step, Name())). RunStage runs it.
+// folder of the step (Folder.StageDir(step, Name())). RunStage runs it.
 type Stage interface {
 	// Name is the stage's folder in a step (a layout stage name).
 	Name() string
-	// Inputs lists every file the stage reads for step, as the run names them (Run.StageDir,
-	// Run.TasksPath: under Run.Dir). Each one must exist: RunStage reports a missing one with the command that writes it
+	// Inputs lists every file the stage reads for step, as the run names them (Folder.StageDir,
+	// Folder.TasksPath: under Folder.Dir). Each one must exist: RunStage reports a missing one with the command that writes it
 	// (Run.MissingInput), so a stage lists the files it needs even when they are not there yet.
 	// An error says the inputs cannot be listed (an incomplete set of shards).
-	Inputs(r *Run, step int) ([]string, error)
+	Inputs(r *Folder, step int) ([]string, error)
 	// Outputs lists the files the stage writes for step, relative to its folder; RunStage
 	// checks that the stage wrote exactly these.
-	Outputs(r *Run, step int) []string
+	Outputs(r *Folder, step int) []string
 	// Run writes the outputs into sc.OutDir.
 	Run(ctx context.Context, sc *StageContext) error
 }
@@ -91,7 +91,7 @@ type Summary interface {
 
 // StageContext is what a running stage may use.
 type StageContext struct {
-	Run    *Run
+	Folder    *Folder
 	Step   int
 	Stage  string
 	Seed   uint64
@@ -101,7 +101,7 @@ type StageContext struct {
 
 // Lineage is the metadata every Arrow file written by the stage carries.
 func (sc *StageContext) Lineage() schema.Lineage {
-	return schema.Lineage{Run: sc.Run.Name, Step: sc.Step, Stage: sc.Stage, ConfigSHA256: sc.Run.Config.SHA256(), Inputs: maps.Clone(sc.Inputs)}
+	return schema.Lineage{Run: sc.Folder.Name, Step: sc.Step, Stage: sc.Stage, ConfigSHA256: sc.Folder.Config.SHA256(), Inputs: maps.Clone(sc.Inputs)}
 }
 
 // Result says what RunStage did.
@@ -111,12 +111,12 @@ type Result struct {
 }
 
 // StageSeed is the seed of one stage of one step, derived from the run seed.
-func (r *Run) StageSeed(step int, stage string) uint64 {
+func (r *Folder) StageSeed(step int, stage string) uint64 {
 	return seed.Derive(r.Config.Seed, "stage", strconv.Itoa(step), stage)
 }
 
 // ReadManifest returns the manifest of a step (empty when none was written yet).
-func (r *Run) ReadManifest(step int) (*Manifest, error) {
+func (r *Folder) ReadManifest(step int) (*Manifest, error) {
 	path := filepath.Join(r.StepDir(step), ManifestName)
 	m := &Manifest{Step: step, Stages: map[string]StageRecord{}}
 	data, err := os.ReadFile(path)
@@ -156,7 +156,7 @@ func (r *Run) ReadManifest(step int) (*Manifest, error) {
 // configuration are unchanged (force recomputes). Outputs appear all at once: the stage
 // writes into a temporary folder that is renamed into place, and a failed stage leaves neither
 // outputs nor a manifest entry behind.
-func (r *Run) RunStage(ctx context.Context, step int, st Stage, force bool) (Result, error) {
+func (r *Folder) RunStage(ctx context.Context, step int, st Stage, force bool) (Result, error) {
 	name, shard := st.Name(), ""
 	if sh, ok := st.(Sharded); ok {
 		shard = sh.ShardName()
@@ -208,7 +208,7 @@ func (r *Run) RunStage(ctx context.Context, step int, st Stage, force bool) (Res
 	}
 	defer os.RemoveAll(tmp)
 	start := time.Now()
-	sc := &StageContext{Run: r, Step: step, Stage: name, Seed: stageSeed, OutDir: tmp, Inputs: inputs}
+	sc := &StageContext{Folder: r, Step: step, Stage: name, Seed: stageSeed, OutDir: tmp, Inputs: inputs}
 	if err := st.Run(ctx, sc); err != nil {
 		return fail(err)
 	}
@@ -244,7 +244,7 @@ func (r *Run) RunStage(ctx context.Context, step int, st Stage, force bool) (Res
 	return Result{Record: rec}, nil
 }
 
-func (r *Run) upToDate(rec StageRecord, inputs map[string]string, stageSeed uint64) bool {
+func (r *Folder) upToDate(rec StageRecord, inputs map[string]string, stageSeed uint64) bool {
 	if rec.ConfigSHA256 != r.Config.SHA256() || rec.Seed != stageSeed || !maps.Equal(rec.Inputs, inputs) || len(rec.Outputs) == 0 {
 		return false
 	}
@@ -258,7 +258,7 @@ func (r *Run) upToDate(rec StageRecord, inputs map[string]string, stageSeed uint
 }
 
 // checkInputs reports every input that does not exist, with the command that writes it.
-func (r *Run) checkInputs(paths []string) error {
+func (r *Folder) checkInputs(paths []string) error {
 	var errs []error
 	for _, p := range paths {
 		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
@@ -285,7 +285,7 @@ func checkOutputs(written, declared []string) error {
 }
 
 // hashFiles gives the sha256 of each file by its path relative to the run folder.
-func (r *Run) hashFiles(paths []string) (map[string]string, error) {
+func (r *Folder) hashFiles(paths []string) (map[string]string, error) {
 	out := make(map[string]string, len(paths))
 	for _, p := range paths {
 		sum, err := schema.SHA256File(p)
@@ -328,7 +328,7 @@ func moveFiles(tmp, final string, names []string) error {
 
 // record adds one stage's entry to the step manifest under a lock, since shards of a stage
 // may finish at the same time.
-func (r *Run) record(step int, key string, rec StageRecord) error {
+func (r *Folder) record(step int, key string, rec StageRecord) error {
 	unlock, err := lockFile(filepath.Join(r.StepDir(step), ".manifest.lock"))
 	if err != nil {
 		return err
@@ -352,7 +352,7 @@ func (r *Run) record(step int, key string, rec StageRecord) error {
 // Verify checks that every output the step's manifest records still exists with its recorded
 // sha256: a finished stage's files are never changed in place, so a mismatch means the run was
 // modified (or damaged) outside the pipeline.
-func (r *Run) Verify(step int) error {
+func (r *Folder) Verify(step int) error {
 	m, err := r.ReadManifest(step)
 	if err != nil {
 		return err

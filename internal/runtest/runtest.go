@@ -21,7 +21,7 @@ import (
 
 // Untrained writes the untrained learner as step's checkpoint and, from step 1, an empty skill
 // library as its author's output, so step+1 can be rolled out without training.
-func Untrained(t testing.TB, r *rundir.Run, step int) {
+func Untrained(t testing.TB, r *rundir.Folder, step int) {
 	t.Helper()
 	ctx := context.Background()
 	if _, err := r.RunStage(ctx, step, learner.Initial{}, false); err != nil {
@@ -37,7 +37,7 @@ func Untrained(t testing.TB, r *rundir.Run, step int) {
 
 // Library is a stage that writes the given skills as the library of step's author (the
 // library step+1 rolls out with).
-func Library(r *rundir.Run, step int, sks ...skills.Skill) rundir.Stage {
+func Library(r *rundir.Folder, step int, sks ...skills.Skill) rundir.Stage {
 	return Stage{StageName: layout.Author, Written: []string{layout.SkillsFile}, Do: func(_ context.Context, sc *rundir.StageContext) error {
 		lib, err := skills.NewLibrary(r.Config.Admission, sks)
 		if err != nil {
@@ -59,10 +59,10 @@ type Stage struct {
 func (s Stage) Name() string { return s.StageName }
 
 // Inputs are Read.
-func (s Stage) Inputs(*rundir.Run, int) ([]string, error) { return s.Read, nil }
+func (s Stage) Inputs(*rundir.Folder, int) ([]string, error) { return s.Read, nil }
 
 // Outputs are Written.
-func (s Stage) Outputs(*rundir.Run, int) []string { return s.Written }
+func (s Stage) Outputs(*rundir.Folder, int) []string { return s.Written }
 
 // Run calls Do.
 func (s Stage) Run(ctx context.Context, sc *rundir.StageContext) error { return s.Do(ctx, sc) }
@@ -70,7 +70,7 @@ func (s Stage) Run(ctx context.Context, sc *rundir.StageContext) error { return 
 // SimRun initialises a run named "demo" under parent on the simulated world: 12 tasks a step,
 // perFamily training tasks per family, the default configuration changed by edit (may be nil),
 // and step 0's learner.
-func SimRun(t testing.TB, parent string, perFamily int, edit func(*config.Config)) *rundir.Run {
+func SimRun(t testing.TB, parent string, perFamily int, edit func(*config.Config)) *rundir.Folder {
 	t.Helper()
 	cfg, err := config.Default()
 	if err != nil {
@@ -80,7 +80,7 @@ func SimRun(t testing.TB, parent string, perFamily int, edit func(*config.Config
 	if edit != nil {
 		edit(cfg)
 	}
-	r, err := rundir.Init(filepath.Join(parent, "demo"), cfg, "test", func(r *rundir.Run) error {
+	r, err := rundir.Init(filepath.Join(parent, "demo"), cfg, "test", func(r *rundir.Folder) error {
 		var ts []tasks.Task
 		for _, f := range cfg.Families {
 			ts = append(ts, sim.Tasks(cfg.Sim, cfg.Seed, f, f, "train", perFamily)...)

@@ -22,7 +22,7 @@ func FixedCount(cfg *config.Config) bool { return cfg.Ablated("sequential-valida
 
 // LibraryPath is the library snapshot the rollout of step freezes into menus: the author's
 // skills.arrow of step − 1. It is "" at step 1 and when skill evolution is ablated (no skills).
-func LibraryPath(r *rundir.Run, step int) string {
+func LibraryPath(r *rundir.Folder, step int) string {
 	if step <= 1 || !Enabled(r.Config) {
 		return ""
 	}
@@ -30,7 +30,7 @@ func LibraryPath(r *rundir.Run, step int) string {
 }
 
 // LoadLibrary reads the library the rollout of step freezes (LibraryPath; empty when that is "").
-func LoadLibrary(r *rundir.Run, step int) (*Library, error) {
+func LoadLibrary(r *rundir.Folder, step int) (*Library, error) {
 	path := LibraryPath(r, step)
 	if path == "" {
 		return NewLibrary(r.Config.Admission, nil)
@@ -39,7 +39,7 @@ func LoadLibrary(r *rundir.Run, step int) (*Library, error) {
 }
 
 // ReadLibrary reads a skills.arrow snapshot of the run.
-func ReadLibrary(r *rundir.Run, path string) (*Library, error) {
+func ReadLibrary(r *rundir.Folder, path string) (*Library, error) {
 	rows, err := schema.ReadFile[schema.SkillRow](schema.Skills, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, r.MissingInput(path)
@@ -52,7 +52,7 @@ func ReadLibrary(r *rundir.Run, path string) (*Library, error) {
 
 // SegmentPaths lists the ledger segments that come before the given stage of step, in log
 // order: both stages of every earlier step, then, for the author, the validate segment of step.
-func SegmentPaths(r *rundir.Run, step int, stage string) []Segment {
+func SegmentPaths(r *rundir.Folder, step int, stage string) []Segment {
 	var out []Segment
 	for j := 1; j < step; j++ {
 		for _, st := range []string{layout.Validate, layout.Author} {
@@ -67,7 +67,7 @@ func SegmentPaths(r *rundir.Run, step int, stage string) []Segment {
 
 // LedgerInputs are the files LoadLedger reads for a stage of step: the segments before it and
 // the library snapshot written beside the last of them.
-func LedgerInputs(r *rundir.Run, step int, stage string) []string {
+func LedgerInputs(r *rundir.Folder, step int, stage string) []string {
 	segs := SegmentPaths(r, step, stage)
 	var out []string
 	for _, s := range segs {
@@ -82,7 +82,7 @@ func LedgerInputs(r *rundir.Run, step int, stage string) []string {
 // LoadLedger rebuilds the ledger that the given stage of step continues, by replaying every
 // earlier segment (Replay checks each event), and checks the rebuilt library against the
 // snapshot written beside the last segment: a log and a library that disagree are an error.
-func LoadLedger(r *rundir.Run, step int, stage string) (*Ledger, error) {
+func LoadLedger(r *rundir.Folder, step int, stage string) (*Ledger, error) {
 	segs := SegmentPaths(r, step, stage)
 	for i := range segs {
 		rows, err := schema.ReadFile[schema.LedgerRow](schema.Ledger, segs[i].Path)

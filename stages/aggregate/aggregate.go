@@ -38,7 +38,7 @@ type Inputs struct {
 // FindInputs lists the input files of step's aggregate as they are on disk now. A file that
 // does not exist is listed all the same (Paths); the stage runner names it with the command
 // that writes it. The error says that a step's rollout shards do not fit together.
-func FindInputs(r *rundir.Run, step int) (*Inputs, error) {
+func FindInputs(r *rundir.Folder, step int) (*Inputs, error) {
 	in := &Inputs{Step: step, tasks: r.TasksPath("train")}
 	for j := 1; j <= step; j++ {
 		tables := []string{layout.Episodes}
@@ -86,7 +86,7 @@ func (Stage) Name() string { return layout.Aggregate }
 
 // Inputs are the episodes of steps 1..step (every shard), the step's decisions, the previous
 // step's buckets, the pairs of the earlier steps and the training tasks (FindInputs).
-func (Stage) Inputs(r *rundir.Run, step int) ([]string, error) {
+func (Stage) Inputs(r *rundir.Folder, step int) ([]string, error) {
 	in, err := FindInputs(r, step)
 	if err != nil {
 		return nil, err
@@ -95,7 +95,7 @@ func (Stage) Inputs(r *rundir.Run, step int) ([]string, error) {
 }
 
 // Outputs are the five tables (Outputs).
-func (Stage) Outputs(*rundir.Run, int) []string {
+func (Stage) Outputs(*rundir.Folder, int) []string {
 	out := make([]string, len(Outputs))
 	for i, o := range Outputs {
 		out[i] = o.File
@@ -106,7 +106,7 @@ func (Stage) Outputs(*rundir.Run, int) []string {
 // Run loads the inputs into DuckDB, runs the five SQL files and writes their results into
 // sc.OutDir.
 func (Stage) Run(ctx context.Context, sc *rundir.StageContext) error {
-	in, err := FindInputs(sc.Run, sc.Step)
+	in, err := FindInputs(sc.Folder, sc.Step)
 	if err != nil {
 		return err
 	}
@@ -118,7 +118,7 @@ func (Stage) Run(ctx context.Context, sc *rundir.StageContext) error {
 	if err := loadInputs(ctx, db, in); err != nil {
 		return err
 	}
-	p := Params(sc.Run.Config, in.Step)
+	p := Params(sc.Folder.Config, in.Step)
 	for _, out := range Outputs {
 		path := filepath.Join(sc.OutDir, out.File)
 		if err := runSQL(ctx, db, out.SQL, p[out.SQL], out.Table, path, sc.Lineage()); err != nil {

@@ -22,7 +22,7 @@ import (
 // benchWorld writes one step of synthetic rollout files with about nDecisions decision rows
 // (episodes of 1..19 decisions: current, natural_reference and, for 5% of the draws, a pair of
 // paired arms), in shards of about 1M decisions, through schema.
-func benchWorld(b testing.TB, r *rundir.Run, step, nDecisions int, taskIDs []string, shapes []structure) {
+func benchWorld(b testing.TB, r *rundir.Folder, step, nDecisions int, taskIDs []string, shapes []structure) {
 	rng := rand.New(rand.NewPCG(uint64(step), 99))
 	lin := schema.Lineage{Run: r.Name, Step: step, Stage: layout.Rollout, ConfigSHA256: r.Config.SHA256()}
 	const perShard = 1_000_000

@@ -49,7 +49,7 @@ type TableCheck struct {
 
 // Check recomputes step's five outputs with the plain-Go oracle (internal/stats) from the same
 // input files and compares them with the files the stage wrote.
-func Check(r *rundir.Run, step int) ([]TableCheck, error) {
+func Check(r *rundir.Folder, step int) ([]TableCheck, error) {
 	in, err := FindInputs(r, step)
 	if err != nil {
 		return nil, err

@@ -19,7 +19,7 @@ import (
 
 // rolloutRun initialises a run on the simulated world with a few tasks per family and rolls out
 // the given steps.
-func rolloutRun(t *testing.T, steps int, shards int) *rundir.Run {
+func rolloutRun(t *testing.T, steps int, shards int) *rundir.Folder {
 	t.Helper()
 	r := runtest.SimRun(t, t.TempDir(), 8, func(c *config.Config) { c.Rollout.Workers = 2 })
 	for k := 1; k <= steps; k++ {

@@ -31,7 +31,7 @@ type Summary struct {
 }
 
 // Summary reads the step's outputs back (Summarize).
-func (Stage) Summary(ctx context.Context, r *rundir.Run, step int) (rundir.Summary, error) {
+func (Stage) Summary(ctx context.Context, r *rundir.Folder, step int) (rundir.Summary, error) {
 	s, err := Summarize(ctx, r, step)
 	if err != nil {
 		return nil, err
@@ -41,7 +41,7 @@ func (Stage) Summary(ctx context.Context, r *rundir.Run, step int) (rundir.Summa
 
 // Summarize loads the few columns the summary needs from step's aggregate outputs and runs
 // sql/aggregate_summary.sql.
-func Summarize(ctx context.Context, r *rundir.Run, step int) (*Summary, error) {
+func Summarize(ctx context.Context, r *rundir.Folder, step int) (*Summary, error) {
 	db, err := duck.Open(ctx)
 	if err != nil {
 		return nil, err

@@ -39,9 +39,9 @@ func (w *world) priors() map[string]stats.TaskPrior {
 }
 
 // newRun initialises a run folder for w (tasks/train.arrow from w.tasks).
-func newRun(t testing.TB, w *world) *rundir.Run {
+func newRun(t testing.TB, w *world) *rundir.Folder {
 	t.Helper()
-	r, err := rundir.Init(filepath.Join(t.TempDir(), "synth"), w.cfg, "test", func(r *rundir.Run) error {
+	r, err := rundir.Init(filepath.Join(t.TempDir(), "synth"), w.cfg, "test", func(r *rundir.Folder) error {
 		return tasks.WriteFile(r.TasksPath("train"), schema.Lineage{Run: "synth", Stage: "init", ConfigSHA256: w.cfg.SHA256()}, w.tasks)
 	})
 	if err != nil {
@@ -61,7 +61,7 @@ func defaultConfig(t testing.TB) *config.Config {
 
 // writeStep writes the episodes and decisions of step k as rollout files, split into the given
 // number of shards (1: unsharded file names).
-func writeStep(t testing.TB, r *rundir.Run, k int, eps []stats.Episode, nShards int) {
+func writeStep(t testing.TB, r *rundir.Folder, k int, eps []stats.Episode, nShards int) {
 	t.Helper()
 	lin := schema.Lineage{Run: r.Name, Step: k, Stage: layout.Rollout, ConfigSHA256: r.Config.SHA256()}
 	for s := 0; s < nShards; s++ {
@@ -295,7 +295,7 @@ func oracleChain(w *world) []*Tables {
 }
 
 // runAggregate runs the aggregate stage of step k and returns its outputs.
-func runAggregate(t testing.TB, r *rundir.Run, k int) *Tables {
+func runAggregate(t testing.TB, r *rundir.Folder, k int) *Tables {
 	t.Helper()
 	if _, err := r.RunStage(context.Background(), k, Stage{}, false); err != nil {
 		t.Fatal(err)

@@ -56,7 +56,7 @@ func (Stage) Name() string { return layout.Author }
 // episodes of step and of every earlier step (the evidence pool is carried over all of them),
 // the task records, earlier proposals (window priority) and, for a model author, the decisions
 // and executions of the episodes it may be shown. None when skill evolution is ablated.
-func (Stage) Inputs(r *rundir.Run, step int) ([]string, error) {
+func (Stage) Inputs(r *rundir.Folder, step int) ([]string, error) {
 	if !skills.Enabled(r.Config) {
 		return nil, nil
 	}
@@ -90,7 +90,7 @@ func (Stage) Inputs(r *rundir.Run, step int) ([]string, error) {
 
 // Outputs are the proposals, the ledger segment, the library and, on the simulated world, the
 // proposed skills' hidden effects.
-func (Stage) Outputs(r *rundir.Run, _ int) []string {
+func (Stage) Outputs(r *rundir.Folder, _ int) []string {
 	out := []string{layout.ProposalsFile, layout.LedgerFile, layout.SkillsFile}
 	if r.Config.Executor.Backend == "sim" {
 		out = append(out, layout.SimTruthFile)
@@ -102,7 +102,7 @@ func (Stage) Outputs(r *rundir.Run, _ int) []string {
 // proposal event per new candidate), the library and, for the sim executor, sim_truth.arrow
 // into sc.OutDir.
 func (s Stage) Run(ctx context.Context, sc *rundir.StageContext) error {
-	r, step, cfg := sc.Run, sc.Step, sc.Run.Config
+	r, step, cfg := sc.Folder, sc.Step, sc.Folder.Config
 	a := s.Author
 	if a == nil {
 		var err error
@@ -129,7 +129,7 @@ func (s Stage) Run(ctx context.Context, sc *rundir.StageContext) error {
 
 // poolSteps are the earlier steps whose natural episodes the evidence pool of step is carried
 // over: all of them, none when author.evidence_pool is 0.
-func poolSteps(r *rundir.Run, step int) []int {
+func poolSteps(r *rundir.Folder, step int) []int {
 	if r.Config.Author.EvidencePool == 0 {
 		return nil
 	}
@@ -142,7 +142,7 @@ func poolSteps(r *rundir.Run, step int) []int {
 
 // carriedPool is the evidence pool the author of step finds: updatePool over the episodes of
 // every earlier step, in step order, starting empty.
-func carriedPool(r *rundir.Run, step int) (map[string][]schema.EpisodeRow, error) {
+func carriedPool(r *rundir.Folder, step int) (map[string][]schema.EpisodeRow, error) {
 	cfg := r.Config
 	pool := map[string][]schema.EpisodeRow{}
 	for _, j := range poolSteps(r, step) {
@@ -172,7 +172,7 @@ func detailSteps(pool map[string][]schema.EpisodeRow, step int) []int {
 }
 
 // readEpisodes reads the rollout episodes of step j (all shards).
-func readEpisodes(r *rundir.Run, j int) ([]schema.EpisodeRow, error) {
+func readEpisodes(r *rundir.Folder, j int) ([]schema.EpisodeRow, error) {
 	paths, err := r.ShardedInputs(j, layout.Rollout, layout.Episodes)
 	if err != nil {
 		return nil, err
@@ -181,7 +181,7 @@ func readEpisodes(r *rundir.Run, j int) ([]schema.EpisodeRow, error) {
 }
 
 // openWindows chooses the window families by priority and runs one window each, in order.
-func openWindows(ctx context.Context, r *rundir.Run, step, want int, a Author, g *skills.Ledger) ([]schema.ProposalRow, error) {
+func openWindows(ctx context.Context, r *rundir.Folder, step, want int, a Author, g *skills.Ledger) ([]schema.ProposalRow, error) {
 	cfg := r.Config
 	ev, err := loadEvidence(r, step, a.Backend() != "sim")
 	if err != nil {
@@ -278,7 +278,7 @@ func window(ctx context.Context, a Author, w Window, g *skills.Ledger) (schema.P
 }
 
 // failedReports counts, per family, the earlier windows that did not propose a candidate.
-func failedReports(r *rundir.Run, step int) (map[string]int, error) {
+func failedReports(r *rundir.Folder, step int) (map[string]int, error) {
 	out := map[string]int{}
 	for j := r.Config.Author.StartStep; j < step; j++ {
 		path := filepath.Join(r.StageDir(j, layout.Author), layout.ProposalsFile)
@@ -337,7 +337,7 @@ type evidence struct {
 
 // loadEvidence reads the episodes of step, the evidence pool carried over the earlier steps and
 // the task prompts; details adds the decisions and executions a model author's examples show.
-func loadEvidence(r *rundir.Run, step int, details bool) (*evidence, error) {
+func loadEvidence(r *rundir.Folder, step int, details bool) (*evidence, error) {
 	ev := &evidence{prompts: map[string]string{}, actions: map[string][]string{}, executions: map[string][]schema.ExecutionRow{}}
 	pool, err := carriedPool(r, step)
 	if err != nil {
@@ -366,7 +366,7 @@ func loadEvidence(r *rundir.Run, step int, details bool) (*evidence, error) {
 }
 
 // readDetails adds the actions and executions of step j's episodes.
-func (ev *evidence) readDetails(r *rundir.Run, j int) error {
+func (ev *evidence) readDetails(r *rundir.Folder, j int) error {
 	files, err := r.ShardedInputs(j, layout.Rollout, layout.Decisions, layout.Executions)
 	if err != nil {
 		return err

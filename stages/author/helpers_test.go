@@ -18,7 +18,7 @@ import (
 
 // newRun initialises a run (relative folder, as on the command line) with eight train tasks
 // per family and the author starting at step 2; edit changes the configuration first.
-func newRun(t *testing.T, edit func(*config.Config)) *rundir.Run {
+func newRun(t *testing.T, edit func(*config.Config)) *rundir.Folder {
 	t.Helper()
 	cfg, err := config.Default()
 	if err != nil {
@@ -29,7 +29,7 @@ func newRun(t *testing.T, edit func(*config.Config)) *rundir.Run {
 		edit(cfg)
 	}
 	t.Chdir(t.TempDir())
-	r, err := rundir.Init("run", cfg, "test", func(r *rundir.Run) error {
+	r, err := rundir.Init("run", cfg, "test", func(r *rundir.Folder) error {
 		var ts []tasks.Task
 		for _, f := range cfg.Families {
 			ts = append(ts, sim.Tasks(cfg.Sim, cfg.Seed, f, f, "train", 8)...)
@@ -58,7 +58,7 @@ func reward(fi, k, i int) float64 {
 // writeRollout writes step's synthetic rollout: for each family, four tasks with two current
 // and two natural-reference episodes each, one decision (STOP) per episode and one execution
 // of node n0 whose output states the reward.
-func writeRollout(t *testing.T, r *rundir.Run, step int) {
+func writeRollout(t *testing.T, r *rundir.Folder, step int) {
 	t.Helper()
 	train, err := tasks.ReadFile(r.TasksPath("train"))
 	if err != nil {
@@ -105,7 +105,7 @@ func writeRollout(t *testing.T, r *rundir.Run, step int) {
 }
 
 // stepThrough runs validate and author (with a) of steps 1..k on synthetic rollouts.
-func stepThrough(t *testing.T, r *rundir.Run, k int, a Author) {
+func stepThrough(t *testing.T, r *rundir.Folder, k int, a Author) {
 	t.Helper()
 	for step := 1; step <= k; step++ {
 		writeRollout(t, r, step)
@@ -118,7 +118,7 @@ func stepThrough(t *testing.T, r *rundir.Run, k int, a Author) {
 	}
 }
 
-func proposals(t *testing.T, r *rundir.Run, step int) []schema.ProposalRow {
+func proposals(t *testing.T, r *rundir.Folder, step int) []schema.ProposalRow {
 	t.Helper()
 	rows, err := schema.ReadFile[schema.ProposalRow](schema.Proposals, filepath.Join(r.StageDir(step, layout.Author), layout.ProposalsFile))
 	if err != nil {

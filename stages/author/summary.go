@@ -23,7 +23,7 @@ type Summary struct {
 }
 
 // Summary reads the step's outputs back (Summarize).
-func (Stage) Summary(ctx context.Context, r *rundir.Run, step int) (rundir.Summary, error) {
+func (Stage) Summary(ctx context.Context, r *rundir.Folder, step int) (rundir.Summary, error) {
 	s, err := Summarize(ctx, r, step)
 	if err != nil {
 		return nil, err
@@ -32,7 +32,7 @@ func (Stage) Summary(ctx context.Context, r *rundir.Run, step int) (rundir.Summa
 }
 
 // Summarize reads the stage's outputs back.
-func Summarize(_ context.Context, r *rundir.Run, step int) (*Summary, error) {
+func Summarize(_ context.Context, r *rundir.Folder, step int) (*Summary, error) {
 	cfg := r.Config
 	s := &Summary{Step: step, Windows: WindowFamilies(cfg, step)}
 	switch {

@@ -47,7 +47,7 @@ type Options struct {
 }
 
 // Run evaluates the run's policies on its test split and writes eval/.
-func Run(ctx context.Context, r *rundir.Run, o Options) ([]schema.EvalRow, error) {
+func Run(ctx context.Context, r *rundir.Folder, o Options) ([]schema.EvalRow, error) {
 	cfg := r.Config
 	if o.Step < 1 {
 		return nil, fmt.Errorf("evaluate: step %d has no trained learner (train first, or pass --step)", o.Step)
@@ -140,7 +140,7 @@ func jobs(test []tasks.Task, lib *skills.Library, run int, runSeed uint64, name 
 }
 
 // search runs the searched_workflow paradigm's offline search on the training split.
-func search(ctx context.Context, r *rundir.Run, exec executor.Executor, perFamily int) (*paradigms.SearchResult, error) {
+func search(ctx context.Context, r *rundir.Folder, exec executor.Executor, perFamily int) (*paradigms.SearchResult, error) {
 	train, err := tasks.ReadFile(r.TasksPath("train"))
 	if err != nil {
 		return nil, err
@@ -182,7 +182,7 @@ const WorkflowsFile = "workflows.json"
 
 // write puts eval/ in place at once: results.arrow, table.md and, after a workflow search,
 // workflows.json.
-func write(r *rundir.Run, rows []schema.EvalRow, searched *paradigms.SearchResult) error {
+func write(r *rundir.Folder, rows []schema.EvalRow, searched *paradigms.SearchResult) error {
 	dir := filepath.Join(r.Dir, layout.Eval)
 	tmp, err := os.MkdirTemp(r.Dir, ".tmp-eval-")
 	if err != nil {

@@ -66,7 +66,7 @@ func TestRunWritesResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := rundir.Init(filepath.Join(t.TempDir(), "demo"), cfg, "test", func(r *rundir.Run) error {
+	r, err := rundir.Init(filepath.Join(t.TempDir(), "demo"), cfg, "test", func(r *rundir.Folder) error {
 		lin := schema.Lineage{Run: "demo", Stage: "init", ConfigSHA256: cfg.SHA256()}
 		for split, n := range map[string]int{"train": 4, "test": 3} {
 			var ts []tasks.Task

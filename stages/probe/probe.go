@@ -71,7 +71,7 @@ type Result struct {
 }
 
 // Run probes the learner of o.Step and writes its folder.
-func Run(ctx context.Context, r *rundir.Run, o Options) (*Result, error) {
+func Run(ctx context.Context, r *rundir.Folder, o Options) (*Result, error) {
 	cfg := r.Config
 	switch {
 	case o.Step < 0:
@@ -168,7 +168,7 @@ func Run(ctx context.Context, r *rundir.Run, o Options) (*Result, error) {
 }
 
 // checkpointExists says what to run first when the step has no learner.
-func checkpointExists(r *rundir.Run, step int) error {
+func checkpointExists(r *rundir.Folder, step int) error {
 	path := learner.Path(r, step)
 	_, err := os.Stat(path)
 	switch {
@@ -256,7 +256,7 @@ func untempered(c *config.Config) *config.Config {
 // firstDecisions plays one ρ episode per task with continuation 0's seed (the first decision's
 // state does not depend on anything the episode draws later) and scores its first decision with
 // the step's network, from the stored inputs, as rollout and rescore do.
-func firstDecisions(ctx context.Context, r *rundir.Run, step int, exec executor.Executor, l *gpu.Learner, eng *gpu.Engine, lib *skills.Library, picked []tasks.Task) ([]*first, error) {
+func firstDecisions(ctx context.Context, r *rundir.Folder, step int, exec executor.Executor, l *gpu.Learner, eng *gpu.Engine, lib *skills.Library, picked []tasks.Task) ([]*first, error) {
 	cfg := r.Config
 	jobs := make([]episode.Job, len(picked))
 	for i, t := range picked {
@@ -388,7 +388,7 @@ func taskRows(f *first, beta float64, rewards [][]float64, unhealthy []int32) []
 }
 
 // lineage records the probed step and the hashes of what the probe read.
-func lineage(r *rundir.Run, step int) (schema.Lineage, error) {
+func lineage(r *rundir.Folder, step int) (schema.Lineage, error) {
 	inputs := map[string]string{}
 	paths := []string{r.TasksPath("train"), learner.Path(r, step)}
 	if p := skills.LibraryPath(r, step+1); p != "" {
@@ -406,7 +406,7 @@ func lineage(r *rundir.Run, step int) (schema.Lineage, error) {
 
 // write puts the step's folder in place at once: the table, summary.json and summary.md go into
 // a hidden temporary folder under probe/, which then replaces the step's folder whole.
-func write(r *rundir.Run, dir string, lin schema.Lineage, rows []schema.ProbeRow, sum probetable.Summary) error {
+func write(r *rundir.Folder, dir string, lin schema.Lineage, rows []schema.ProbeRow, sum probetable.Summary) error {
 	parent := filepath.Dir(dir)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return err

@@ -23,7 +23,7 @@ import (
 	"github.com/evosteer/evosteer-go/schema"
 )
 
-func smallRun(t *testing.T) *rundir.Run {
+func smallRun(t *testing.T) *rundir.Folder {
 	t.Helper()
 	return runtest.SimRun(t, t.TempDir(), 2, func(c *config.Config) { c.Rollout.Workers = 4 })
 }

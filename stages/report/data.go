@@ -41,7 +41,7 @@ type stepMetrics struct {
 
 // load reads every table the report needs. Missing stage outputs of a step (a run stopped
 // mid-step) are skipped; unreadable files are errors.
-func load(r *rundir.Run) (*data, error) {
+func load(r *rundir.Folder) (*data, error) {
 	d := &data{}
 	entries, err := os.ReadDir(r.Dir)
 	if err != nil {
@@ -80,7 +80,7 @@ func load(r *rundir.Run) (*data, error) {
 	return d, nil
 }
 
-func (d *data) loadStep(r *rundir.Run, step int, episodePaths []string) error {
+func (d *data) loadStep(r *rundir.Folder, step int, episodePaths []string) error {
 	eps, err := schema.ReadFiles[schema.EpisodeRow](schema.Episodes, episodePaths)
 	if err != nil {
 		return err
@@ -115,7 +115,7 @@ func (d *data) loadStep(r *rundir.Run, step int, episodePaths []string) error {
 }
 
 // loadSkills reads the ledger segments through the last step and the newest library snapshot.
-func (d *data) loadSkills(r *rundir.Run) error {
+func (d *data) loadSkills(r *rundir.Folder) error {
 	last := d.steps[len(d.steps)-1]
 	for _, s := range skills.SegmentPaths(r, last+1, layout.Validate) {
 		rows, err := schema.ReadFile[schema.LedgerRow](schema.Ledger, s.Path)

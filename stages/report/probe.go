@@ -14,7 +14,7 @@ const IDProbe = "probe"
 // probeSection shows every probed step (probe/step-NNNNNN/probe.arrow, summarised by
 // probetable.Summarize): the overall row of each step and, for the last, a row per family; the
 // caption gives the last step's verdict and family × role interaction.
-func probeSection(r *rundir.Run, steps []int) (f Figure, err error) {
+func probeSection(r *rundir.Folder, steps []int) (f Figure, err error) {
 	f = Figure{ID: IDProbe, Title: "Probe: θ against its target π* at the first decision"}
 	f.Table = &Table{Header: []string{"step", "family", "tasks", "reward ρ", "gain θ", "gain π*", "best action", "slope",
 		"corrected", "noise", "TV(θ,π*)", "TV(ρ,π*)", "coverage", "KL(π*‖θ)", "KL(π*‖ρ)"}, Labels: 2}

@@ -47,7 +47,7 @@ const (
 const SimNotice = "Simulated world (executor.backend: sim): these numbers say whether the machinery works, not what any LLM scores."
 
 // Build reads the run and computes every section.
-func Build(r *rundir.Run) (*Report, error) {
+func Build(r *rundir.Folder) (*Report, error) {
 	d, err := load(r)
 	if err != nil {
 		return nil, err
@@ -223,7 +223,7 @@ func share(k, n int) string {
 	return fmt.Sprintf("%d (%.1f%%)", k, 100*float64(k)/float64(n))
 }
 
-func skillSection(r *rundir.Run, d *data, sfx string) (f Figure, err error) {
+func skillSection(r *rundir.Folder, d *data, sfx string) (f Figure, err error) {
 	f = Figure{ID: IDSkills, Title: "Skill admission decisions and alpha spent"}
 	cfg := r.Config
 	if !skills.Enabled(cfg) {
@@ -301,7 +301,7 @@ func flt(p *float64) string {
 	return fmt.Sprintf("%.4g", *p)
 }
 
-func evalSection(r *rundir.Run, d *data) (f Figure, err error) {
+func evalSection(r *rundir.Folder, d *data) (f Figure, err error) {
 	f = Figure{ID: IDEvaluation, Title: "Evaluation"}
 	if !d.evalFound {
 		f.Note = fmt.Sprintf("Not evaluated yet (no %s): run `evosteer eval --run %s`.", EvalFile, r.Dir)

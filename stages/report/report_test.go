@@ -23,7 +23,7 @@ import (
 // episodes each, their decisions (ADD_AGENT, SET_OUTPUT, RERUN_AGENT, STOP), anchors and one
 // update_metrics row. Step 2's ρ rewards are 1, 0, 1, 0 with p̂ .8, .2, .6, .4 (AUC 1) and a
 // family mean of .5 for all (AUC ½).
-func synthRun(t *testing.T) *rundir.Run {
+func synthRun(t *testing.T) *rundir.Folder {
 	t.Helper()
 	cfg, err := config.Default()
 	if err != nil {

@@ -28,7 +28,7 @@ func (Stage) Name() string { return layout.Rescore }
 
 // Inputs are the previous step's checkpoint and the step's rollout decisions and episodes (every
 // shard).
-func (Stage) Inputs(r *rundir.Run, step int) ([]string, error) {
+func (Stage) Inputs(r *rundir.Folder, step int) ([]string, error) {
 	decisions, episodes, err := rolloutFiles(r, step)
 	if err != nil {
 		return nil, err
@@ -37,7 +37,7 @@ func (Stage) Inputs(r *rundir.Run, step int) ([]string, error) {
 }
 
 // rolloutFiles lists the step's rollout decisions and episodes, every shard.
-func rolloutFiles(r *rundir.Run, step int) (decisions, episodes []string, err error) {
+func rolloutFiles(r *rundir.Folder, step int) (decisions, episodes []string, err error) {
 	files, err := r.ShardedInputs(step, layout.Rollout, layout.Decisions, layout.Episodes)
 	if err != nil {
 		return nil, nil, err
@@ -46,18 +46,18 @@ func rolloutFiles(r *rundir.Run, step int) (decisions, episodes []string, err er
 }
 
 // Outputs is the scores table.
-func (Stage) Outputs(*rundir.Run, int) []string { return []string{layout.ScoresFile} }
+func (Stage) Outputs(*rundir.Folder, int) []string { return []string{layout.ScoresFile} }
 
 // Run scores every decision and writes the scores table into sc.OutDir. It fails when a sampled
 // decision's rescored log-probability differs from its behaviour log-probability by more than
 // learner.MaxBehaviorMismatch.
 func (Stage) Run(ctx context.Context, sc *rundir.StageContext) error {
-	cfg := sc.Run.Config
-	decisionFiles, episodeFiles, err := rolloutFiles(sc.Run, sc.Step)
+	cfg := sc.Folder.Config
+	decisionFiles, episodeFiles, err := rolloutFiles(sc.Folder, sc.Step)
 	if err != nil {
 		return err
 	}
-	l, err := learner.Load(sc.Run, sc.Step-1)
+	l, err := learner.Load(sc.Folder, sc.Step-1)
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/evosteer/evosteer-go/stages/rollout"
 )
 
-func smallRun(t *testing.T) *rundir.Run { return runtest.SimRun(t, t.TempDir(), 8, nil) }
+func smallRun(t *testing.T) *rundir.Folder { return runtest.SimRun(t, t.TempDir(), 8, nil) }
 
 // Rescore by teacher forcing reproduces the behaviour log-probabilities of every sampled
 // decision exactly (θ unchanged since the rollout), gives Δℓ = 0 everywhere at step 0, and keeps
@@ -105,7 +105,7 @@ func TestRescoreChecksTheTemperedBehaviour(t *testing.T) {
 
 // shiftBehavior moves the behaviour log-probability of the first sampled branch decision of
 // step 1 by the relative amount rel.
-func shiftBehavior(t *testing.T, r *rundir.Run, rel float64) {
+func shiftBehavior(t *testing.T, r *rundir.Folder, rel float64) {
 	t.Helper()
 	path := filepath.Join(r.StageDir(1, layout.Rollout), layout.File(layout.Decisions))
 	decs, err := schema.ReadFile[schema.DecisionRow](schema.Decisions, path)

@@ -35,7 +35,7 @@ type Summary struct {
 }
 
 // Summary reads the step's scores back (Summarize).
-func (Stage) Summary(ctx context.Context, r *rundir.Run, step int) (rundir.Summary, error) {
+func (Stage) Summary(ctx context.Context, r *rundir.Folder, step int) (rundir.Summary, error) {
 	s, err := Summarize(ctx, r, step)
 	if err != nil {
 		return nil, err
@@ -45,7 +45,7 @@ func (Stage) Summary(ctx context.Context, r *rundir.Run, step int) (rundir.Summa
 
 // Summarize describes step's scores.arrow, with the step's episodes (their number and sources)
 // and, at temperature 1, the behaviour log-probabilities of its decisions.
-func Summarize(_ context.Context, r *rundir.Run, step int) (*Summary, error) {
+func Summarize(_ context.Context, r *rundir.Folder, step int) (*Summary, error) {
 	decisionFiles, episodeFiles, err := rolloutFiles(r, step)
 	if err != nil {
 		return nil, err

@@ -53,7 +53,7 @@ func (s Stage) ShardName() string { return layout.Shard(s.Shard.Index, s.Shard.C
 
 // Inputs are the training tasks, the learner of the previous step (step 0's is written by init)
 // and the skill library the previous step's author wrote (none at step 1).
-func (Stage) Inputs(r *rundir.Run, step int) ([]string, error) {
+func (Stage) Inputs(r *rundir.Folder, step int) ([]string, error) {
 	in := []string{r.TasksPath("train"), learner.Path(r, step-1)}
 	if p := skills.LibraryPath(r, step); p != "" {
 		in = append(in, p)
@@ -63,7 +63,7 @@ func (Stage) Inputs(r *rundir.Run, step int) ([]string, error) {
 
 // Outputs are the episodes, decisions and executions of the shard, and the hidden truths of
 // its tasks on the simulated world.
-func (s Stage) Outputs(r *rundir.Run, _ int) []string {
+func (s Stage) Outputs(r *rundir.Folder, _ int) []string {
 	tables := []string{layout.Episodes, layout.Decisions, layout.Executions}
 	if r.Config.Executor.Backend == "sim" {
 		tables = append(tables, layout.SimTruth)
@@ -81,15 +81,15 @@ func (s Stage) Run(ctx context.Context, sc *rundir.StageContext) error {
 }
 
 func run(ctx context.Context, sc *rundir.StageContext, shard Shard, progress episode.Progress) error {
-	cfg := sc.Run.Config
-	train, err := tasks.ReadFile(sc.Run.TasksPath("train"))
+	cfg := sc.Folder.Config
+	train, err := tasks.ReadFile(sc.Folder.TasksPath("train"))
 	if err != nil {
 		return err
 	}
 	seen := make(map[string]bool, len(train))
 	for _, t := range train {
 		if seen[t.ID] {
-			return fmt.Errorf("%s: task %s appears twice; episode ids name the task, so task ids must be unique", sc.Run.TasksPath("train"), t.ID)
+			return fmt.Errorf("%s: task %s appears twice; episode ids name the task, so task ids must be unique", sc.Folder.TasksPath("train"), t.ID)
 		}
 		seen[t.ID] = true
 	}
@@ -97,11 +97,11 @@ func run(ctx context.Context, sc *rundir.StageContext, shard Shard, progress epi
 	if err != nil {
 		return err
 	}
-	l, err := learner.Load(sc.Run, sc.Step-1)
+	l, err := learner.Load(sc.Folder, sc.Step-1)
 	if err != nil {
 		return err
 	}
-	lib, err := skills.LoadLibrary(sc.Run, sc.Step)
+	lib, err := skills.LoadLibrary(sc.Folder, sc.Step)
 	if err != nil {
 		return err
 	}

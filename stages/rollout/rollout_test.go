@@ -25,7 +25,7 @@ import (
 )
 
 // smallRun initialises a run named "demo" under parent with a few tasks per family.
-func smallRun(t testing.TB, parent string, edit func(*config.Config)) *rundir.Run {
+func smallRun(t testing.TB, parent string, edit func(*config.Config)) *rundir.Folder {
 	t.Helper()
 	return runtest.SimRun(t, parent, 8, func(c *config.Config) {
 		c.Rollout.Workers = 3
@@ -35,7 +35,7 @@ func smallRun(t testing.TB, parent string, edit func(*config.Config)) *rundir.Ru
 	})
 }
 
-func rolloutFiles(t *testing.T, r *rundir.Run, step int) map[string][]byte {
+func rolloutFiles(t *testing.T, r *rundir.Folder, step int) map[string][]byte {
 	t.Helper()
 	if _, err := r.RunStage(context.Background(), step, Stage{}, false); err != nil {
 		t.Fatal(err)

@@ -27,7 +27,7 @@ type SummaryTable struct {
 }
 
 // Summary reads the step's rollout back (Summarize).
-func (Stage) Summary(ctx context.Context, r *rundir.Run, step int) (rundir.Summary, error) {
+func (Stage) Summary(ctx context.Context, r *rundir.Folder, step int) (rundir.Summary, error) {
 	s, err := Summarize(ctx, r, step)
 	if err != nil {
 		return nil, err
@@ -37,7 +37,7 @@ func (Stage) Summary(ctx context.Context, r *rundir.Run, step int) (rundir.Summa
 
 // Summarize loads the run's episodes and decisions into DuckDB and runs the two summary
 // queries for step.
-func Summarize(ctx context.Context, r *rundir.Run, step int) (*Summary, error) {
+func Summarize(ctx context.Context, r *rundir.Folder, step int) (*Summary, error) {
 	db, err := duck.Open(ctx)
 	if err != nil {
 		return nil, err

@@ -24,14 +24,14 @@ import (
 
 // newRun initialises a run of the objective on the simulated world with a few tasks per family
 // and writes its untrained learner as step 0's checkpoint.
-func newRun(t *testing.T, objective string) *rundir.Run {
+func newRun(t *testing.T, objective string) *rundir.Folder {
 	t.Helper()
 	cfg, err := config.Default()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Objective, cfg.Batch.Tasks, cfg.Rollout.Workers = objective, 12, 2
-	r, err := rundir.Init(filepath.Join(t.TempDir(), "run"), cfg, "test", func(r *rundir.Run) error {
+	r, err := rundir.Init(filepath.Join(t.TempDir(), "run"), cfg, "test", func(r *rundir.Folder) error {
 		var ts []tasks.Task
 		for _, f := range cfg.Families {
 			ts = append(ts, sim.Tasks(cfg.Sim, cfg.Seed, f, f, "train", 8)...)
@@ -48,7 +48,7 @@ func newRun(t *testing.T, objective string) *rundir.Run {
 }
 
 // step runs the stages of step k up to and including update, each built when its turn comes.
-func step(t *testing.T, r *rundir.Run, k int) {
+func step(t *testing.T, r *rundir.Folder, k int) {
 	t.Helper()
 	for _, st := range pipeline.Stages {
 		if _, err := r.RunStage(context.Background(), k, st, false); err != nil {
@@ -57,7 +57,7 @@ func step(t *testing.T, r *rundir.Run, k int) {
 	}
 }
 
-func outputs(t *testing.T, r *rundir.Run, k int) map[string][]byte {
+func outputs(t *testing.T, r *rundir.Folder, k int) map[string][]byte {
 	t.Helper()
 	out := map[string][]byte{}
 	for _, name := range (update.Stage{}).Outputs(r, k) {

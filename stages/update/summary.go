@@ -21,7 +21,7 @@ type Summary struct {
 }
 
 // Summary reads the step's update back (Summarize).
-func (Stage) Summary(ctx context.Context, r *rundir.Run, step int) (rundir.Summary, error) {
+func (Stage) Summary(ctx context.Context, r *rundir.Folder, step int) (rundir.Summary, error) {
 	s, err := Summarize(ctx, r, step)
 	if err != nil {
 		return nil, err
@@ -30,7 +30,7 @@ func (Stage) Summary(ctx context.Context, r *rundir.Run, step int) (rundir.Summa
 }
 
 // Summarize reads step's update_metrics.arrow and the stage's record in the step's manifest.
-func Summarize(_ context.Context, r *rundir.Run, step int) (*Summary, error) {
+func Summarize(_ context.Context, r *rundir.Folder, step int) (*Summary, error) {
 	path := filepath.Join(r.StageDir(step, layout.Update), layout.UpdateMetricsFile)
 	rows, err := schema.ReadFile[schema.UpdateMetricsRow](schema.UpdateMetrics, path)
 	if err != nil {

@@ -25,7 +25,7 @@ type files struct {
 	checkpoint                   string
 }
 
-func findInputs(r *rundir.Run, step int) (*files, error) {
+func findInputs(r *rundir.Folder, step int) (*files, error) {
 	if step < 1 {
 		return nil, fmt.Errorf("update: step must be >= 1, got %d", step)
 	}
@@ -57,7 +57,7 @@ func (Stage) Name() string { return layout.Update }
 
 // Inputs are the step's rollout (every shard), scores, anchors and corrections, the value data
 // of the replay window and the previous step's checkpoint.
-func (Stage) Inputs(r *rundir.Run, step int) ([]string, error) {
+func (Stage) Inputs(r *rundir.Folder, step int) ([]string, error) {
 	f, err := findInputs(r, step)
 	if err != nil {
 		return nil, err
@@ -66,18 +66,18 @@ func (Stage) Inputs(r *rundir.Run, step int) ([]string, error) {
 }
 
 // Outputs are the losses, coefficients, metrics and the checkpoint.
-func (Stage) Outputs(*rundir.Run, int) []string {
+func (Stage) Outputs(*rundir.Folder, int) []string {
 	return []string{layout.LossesFile, layout.CoefficientsFile, layout.UpdateMetricsFile, layout.CheckpointFile}
 }
 
 // Run loads the inputs, updates the learner and writes the outputs into sc.OutDir.
 func (Stage) Run(ctx context.Context, sc *rundir.StageContext) error {
-	f, err := findInputs(sc.Run, sc.Step)
+	f, err := findInputs(sc.Folder, sc.Step)
 	if err != nil {
 		return err
 	}
-	cfg := sc.Run.Config
-	l, err := learner.Load(sc.Run, sc.Step-1)
+	cfg := sc.Folder.Config
+	l, err := learner.Load(sc.Folder, sc.Step-1)
 	if err != nil {
 		return err
 	}

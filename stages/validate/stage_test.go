@@ -16,7 +16,7 @@ import (
 	"github.com/evosteer/evosteer-go/schema"
 )
 
-func newRun(t *testing.T, ablations ...string) *rundir.Run {
+func newRun(t *testing.T, ablations ...string) *rundir.Folder {
 	t.Helper()
 	cfg, err := config.Default()
 	if err != nil {
@@ -31,13 +31,13 @@ func newRun(t *testing.T, ablations ...string) *rundir.Run {
 	return r
 }
 
-func lineage(r *rundir.Run, step int, stage string) schema.Lineage {
+func lineage(r *rundir.Folder, step int, stage string) schema.Lineage {
 	return schema.Lineage{Run: r.Name, Step: step, Stage: stage, ConfigSHA256: r.Config.SHA256()}
 }
 
 // author plays the author stage of step: it proposes recs (family f) on the ledger rebuilt
 // through validate step and writes the segment and the library.
-func author(t *testing.T, r *rundir.Run, step int, recs ...skills.Record) {
+func author(t *testing.T, r *rundir.Folder, step int, recs ...skills.Record) {
 	t.Helper()
 	g, err := skills.LoadLedger(r, step, layout.Author)
 	if err != nil {
@@ -60,7 +60,7 @@ func author(t *testing.T, r *rundir.Run, step int, recs ...skills.Record) {
 
 // writePairs writes step's pairs.arrow with pairs of skill id in its current comparison, one per
 // outcome letter (w, l, t).
-func writePairs(t *testing.T, r *rundir.Run, step int, id, outcomes string) {
+func writePairs(t *testing.T, r *rundir.Folder, step int, id, outcomes string) {
 	t.Helper()
 	var rows []schema.PairRow
 	if id != "" {
@@ -81,7 +81,7 @@ func writePairs(t *testing.T, r *rundir.Run, step int, id, outcomes string) {
 	}
 }
 
-func runValidate(t *testing.T, r *rundir.Run, step int, force bool) (rundir.Result, error) {
+func runValidate(t *testing.T, r *rundir.Folder, step int, force bool) (rundir.Result, error) {
 	t.Helper()
 	return r.RunStage(context.Background(), step, Stage{}, force)
 }

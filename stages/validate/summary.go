@@ -24,7 +24,7 @@ type Summary struct {
 }
 
 // Summary reads the step's outputs back (Summarize).
-func (Stage) Summary(ctx context.Context, r *rundir.Run, step int) (rundir.Summary, error) {
+func (Stage) Summary(ctx context.Context, r *rundir.Folder, step int) (rundir.Summary, error) {
 	s, err := Summarize(ctx, r, step)
 	if err != nil {
 		return nil, err
@@ -34,7 +34,7 @@ func (Stage) Summary(ctx context.Context, r *rundir.Run, step int) (rundir.Summa
 
 // Summarize reads the stage's outputs back. It replays the whole ledger through this step, so
 // it also checks the written segment against the written library.
-func Summarize(_ context.Context, r *rundir.Run, step int) (*Summary, error) {
+func Summarize(_ context.Context, r *rundir.Folder, step int) (*Summary, error) {
 	s := &Summary{Step: step, Ablated: !skills.Enabled(r.Config), Alpha: r.Config.Admission.Alpha}
 	if s.Ablated {
 		return s, nil

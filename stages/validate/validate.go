@@ -19,7 +19,7 @@ func (Stage) Name() string { return layout.Validate }
 
 // Inputs are the ledger segments of the earlier steps with the last library snapshot, and the
 // step's pairs. None under the skill-evolution ablation.
-func (Stage) Inputs(r *rundir.Run, step int) ([]string, error) {
+func (Stage) Inputs(r *rundir.Folder, step int) ([]string, error) {
 	if !skills.Enabled(r.Config) {
 		return nil, nil
 	}
@@ -27,18 +27,18 @@ func (Stage) Inputs(r *rundir.Run, step int) ([]string, error) {
 }
 
 // PairsPath is the pairs file of step, written by the aggregate stage.
-func PairsPath(r *rundir.Run, step int) string {
+func PairsPath(r *rundir.Folder, step int) string {
 	return filepath.Join(r.StageDir(step, layout.Aggregate), layout.PairsFile)
 }
 
 // Outputs are the step's ledger segment and the library after it.
-func (Stage) Outputs(*rundir.Run, int) []string {
+func (Stage) Outputs(*rundir.Folder, int) []string {
 	return []string{layout.LedgerFile, layout.SkillsFile}
 }
 
 // Run validates the step and writes its ledger segment and library into sc.OutDir.
 func (Stage) Run(_ context.Context, sc *rundir.StageContext) error {
-	r, step, lin := sc.Run, sc.Step, sc.Lineage()
+	r, step, lin := sc.Folder, sc.Step, sc.Lineage()
 	if !skills.Enabled(r.Config) {
 		return write(sc.OutDir, lin, nil, skills.NewLedger(r.Config.Admission, false).Library())
 	}
