@@ -70,7 +70,7 @@ type testStage struct {
 
 func (s testStage) Name() string                                    { return s.name }
 func (s testStage) ShardName() string                               { return s.shard }
-func (s testStage) Outputs(*Folder, int) []string                      { return s.outputs }
+func (s testStage) Outputs(*Folder, int) []string                   { return s.outputs }
 func (s testStage) Run(ctx context.Context, sc *StageContext) error { return s.run(ctx, sc) }
 
 // Inputs are the inputs, relative to the run folder.

@@ -91,7 +91,7 @@ type Summary interface {
 
 // StageContext is what a running stage may use.
 type StageContext struct {
-	Folder    *Folder
+	Folder *Folder
 	Step   int
 	Stage  string
 	Seed   uint64
