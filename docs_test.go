@@ -224,3 +224,53 @@ func TestArchitectureListsEveryTable(t *testing.T) {
 		t.Errorf("ARCHITECTURE.md §4.2 lists the tables\n  %v\nschema.All declares, in this order,\n  %v", listed, declared)
 	}
 }
+
+// README's layout table names every package of the module, as a `path` cell (a stage package
+// is covered by `stages/<name>/`, a subpackage by a mention of its last two path elements), so
+// a package added or moved without a line there fails.
+func TestReadmeLayoutNamesEveryPackage(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(readme)
+	start := strings.Index(text, "\n## Layout")
+	if start < 0 {
+		t.Fatal("README.md has no Layout section")
+	}
+	layout := text[start:]
+	if end := strings.Index(layout[1:], "\n## "); end >= 0 {
+		layout = layout[:end+1]
+	}
+	var dirs []string
+	err = filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && p != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "runs" || d.Name() == "bin") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".go") && !strings.HasSuffix(p, "_test.go") && filepath.Dir(p) != "." {
+			if dir := filepath.ToSlash(filepath.Dir(p)); !slices.Contains(dirs, dir) {
+				dirs = append(dirs, dir)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dirs) < 20 {
+		t.Fatalf("found only %d package folders", len(dirs))
+	}
+	for _, dir := range dirs {
+		parts := strings.Split(dir, "/")
+		switch {
+		case parts[0] == "stages" && strings.Contains(layout, "`stages/<name>/`"):
+		case strings.Contains(layout, "`"+dir+"`") || strings.Contains(layout, "`"+dir+"/`"):
+		case len(parts) > 2 && strings.Contains(layout, "`"+strings.Join(parts[len(parts)-2:], "/")+"`"):
+		default:
+			t.Errorf("README.md's layout table does not name package folder %s", dir)
+		}
+	}
+}
