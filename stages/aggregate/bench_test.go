@@ -43,7 +43,7 @@ func benchWorld(b testing.TB, r *rundir.Folder, step, nDecisions int, taskIDs []
 					f[k] = rng.Float32()
 				}
 				decs = append(decs, schema.DecisionRow{EpisodeID: id, T: int32(t), ActionJSON: `{"kind":"STOP"}`, ActionKind: "STOP",
-					LegalActions: []string{`{"kind":"STOP"}`}, Features: f, PolicyInput: []float32{}, ActionInputs: []float32{},
+					LegalActions: []string{`{"kind":"STOP"}`}, PriorLogits: []float32{0}, Features: f, PolicyInput: []float32{}, ActionInputs: []float32{},
 					StructureKey: exactKey(last.hash, last.nodes, last.edges, false), CoarseKey: coarseKey(last.nodes, last.edges, false),
 					NNodes: int32(last.nodes), NEdges: int32(last.edges), Forced: t == 0 && pair != ""})
 			}
