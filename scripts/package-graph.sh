@@ -14,10 +14,10 @@ function id(p) { s = short(p); if (s == ".") return "root"; gsub(/[\/.]/, "_", s
 # layer is the subgraph of a package (docs/ARCHITECTURE.md §2.1).
 function layer(s) {
 	if (s ~ /^cmd\//) return "commands"
-	if (s == "internal/pipeline" || s == "internal/comparisons") return "drivers"
+	if (s == "pipeline" || s == "comparisons") return "drivers"
 	if (s ~ /^stages\//) return "stages"
 	if (s == "gpu" || s == "internal/learner" || s == "internal/exact") return "learning"
-	if (s == "schema" || s == "sql" || s == "." || s == "internal/atomicfile" || s == "internal/seed" || s == "internal/layout") return "foundation"
+	if (s == "schema" || s == "sql" || s == "." || s == "internal/atomicfile" || s == "internal/seed" || s == "internal/layout" || s == "internal/sandbox" || s == "internal/textrules") return "foundation"
 	return "domain"
 }
 index($1, mod) == 1 {
