@@ -16,6 +16,16 @@ import (
 // []string, []float32, [N]float32 (fixed_size_list), and pointers to the scalars for nullable
 // columns (nil = null).
 
+// NullIfZero is the value of a nullable column for v: nil (null) for the zero value, so an
+// empty string is stored as a null, and a pointer to v otherwise.
+func NullIfZero[T comparable](v T) *T {
+	var zero T
+	if v == zero {
+		return nil
+	}
+	return &v
+}
+
 // binding maps one declared column to one struct field.
 type binding struct {
 	col   int

@@ -271,23 +271,14 @@ func executionRowOf(episodeID string, t int32, x orchestra.ExecutionRecord) sche
 	res := x.Result
 	row := schema.ExecutionRow{EpisodeID: episodeID, T: t, ExecIndex: int32(x.ExecIndex), NodeID: x.NodeID, Role: x.Role,
 		Skills: append([]string{}, x.Skills...), Prompt: x.Prompt, Output: res.Output, Status: res.Status,
-		FailureKind: ptr(res.FailureKind), AnswerPresent: res.AnswerPresent,
+		FailureKind: schema.NullIfZero(res.FailureKind), AnswerPresent: res.AnswerPresent,
 		TokensIn: res.Usage.TokensIn, TokensOut: res.Usage.TokensOut, ModelCalls: res.Usage.ModelCalls,
 		ToolCalls: res.Usage.ToolCalls, WallMS: res.Usage.WallMS, ToolStatuses: []string{}}
 	if res.AnswerPresent && textrules.AnswerPresent(res.Output) {
-		row.Answer = ptr(textrules.NormalizedAnswer(res.Output))
+		row.Answer = schema.NullIfZero(textrules.NormalizedAnswer(res.Output))
 	}
 	for _, c := range res.Tools {
 		row.ToolStatuses = append(row.ToolStatuses, c.Tool+":"+c.Status)
 	}
 	return row
-}
-
-// ptr returns a pointer to v, or nil for the zero value: empty strings are stored as nulls.
-func ptr[T comparable](v T) *T {
-	var zero T
-	if v == zero {
-		return nil
-	}
-	return &v
 }

@@ -89,6 +89,15 @@ type Summary interface {
 	Write(w io.Writer) error
 }
 
+// AsSummary returns a stage's Summarize result as a Summary: nil, not a typed nil pointer, when
+// it failed. A stage's Summary method is `return rundir.AsSummary(Summarize(ctx, r, step))`.
+func AsSummary[S Summary](s S, err error) (Summary, error) {
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
 // StageContext is what a running stage may use.
 type StageContext struct {
 	Folder *Folder

@@ -32,11 +32,7 @@ type Summary struct {
 
 // Summary reads the step's outputs back (Summarize).
 func (Stage) Summary(ctx context.Context, r *rundir.Folder, step int) (rundir.Summary, error) {
-	s, err := Summarize(ctx, r, step)
-	if err != nil {
-		return nil, err
-	}
-	return s, nil
+	return rundir.AsSummary(Summarize(ctx, r, step))
 }
 
 // Summarize loads the few columns the summary needs from step's aggregate outputs and runs

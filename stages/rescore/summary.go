@@ -36,11 +36,7 @@ type Summary struct {
 
 // Summary reads the step's scores back (Summarize).
 func (Stage) Summary(ctx context.Context, r *rundir.Folder, step int) (rundir.Summary, error) {
-	s, err := Summarize(ctx, r, step)
-	if err != nil {
-		return nil, err
-	}
-	return s, nil
+	return rundir.AsSummary(Summarize(ctx, r, step))
 }
 
 // Summarize describes step's scores.arrow, with the step's episodes (their number and sources)

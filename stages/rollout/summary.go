@@ -28,11 +28,7 @@ type SummaryTable struct {
 
 // Summary reads the step's rollout back (Summarize).
 func (Stage) Summary(ctx context.Context, r *rundir.Folder, step int) (rundir.Summary, error) {
-	s, err := Summarize(ctx, r, step)
-	if err != nil {
-		return nil, err
-	}
-	return s, nil
+	return rundir.AsSummary(Summarize(ctx, r, step))
 }
 
 // Summarize loads the run's episodes and decisions into DuckDB and runs the two summary

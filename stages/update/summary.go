@@ -22,11 +22,7 @@ type Summary struct {
 
 // Summary reads the step's update back (Summarize).
 func (Stage) Summary(ctx context.Context, r *rundir.Folder, step int) (rundir.Summary, error) {
-	s, err := Summarize(ctx, r, step)
-	if err != nil {
-		return nil, err
-	}
-	return s, nil
+	return rundir.AsSummary(Summarize(ctx, r, step))
 }
 
 // Summarize reads step's update_metrics.arrow and the stage's record in the step's manifest.

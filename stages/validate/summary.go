@@ -25,11 +25,7 @@ type Summary struct {
 
 // Summary reads the step's outputs back (Summarize).
 func (Stage) Summary(ctx context.Context, r *rundir.Folder, step int) (rundir.Summary, error) {
-	s, err := Summarize(ctx, r, step)
-	if err != nil {
-		return nil, err
-	}
-	return s, nil
+	return rundir.AsSummary(Summarize(ctx, r, step))
 }
 
 // Summarize reads the stage's outputs back. It replays the whole ledger through this step, so
