@@ -310,6 +310,46 @@ func TestAnchorTBZeroIffTelescoping(t *testing.T) {
 	}
 }
 
+// TestAnchorTBFirstDecisionTarget checks the closed form of the first decision's coefficient
+// (METHOD.md §4.1, "What a decision's log-ratio converges to"): with F_T = log R_β,
+//
+//	Γ_0 = (4/(T+1))·(Δℓ_0 − Δℓ*_0),   Δℓ*_0 = mean_{j=1..T}(F_j − Σ_{1≤t<j} Δℓ_t) − F_0,
+//
+// so the first decision's log-ratio is pulled toward the mean of the flows after it, the
+// terminal one weighing 1/T: flows that understate how much a state matters shrink θ's tilt.
+func TestAnchorTBFirstDecisionTarget(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	for T := 1; T <= 12; T++ {
+		for range 20 {
+			flows, deltaL := make([]float64, T), make([]float64, T)
+			for i := range T {
+				flows[i], deltaL[i] = rng.NormFloat64(), rng.NormFloat64()
+			}
+			terminal := 2 * rng.Float64()
+			target, between := 0.0, 0.0
+			for j := 1; j <= T; j++ {
+				f := terminal
+				if j < T {
+					f = flows[j]
+				}
+				target += f - between
+				if j < T {
+					between += deltaL[j]
+				}
+			}
+			target = target/float64(T) - flows[0]
+			_, dDelta, _ := AnchorTB(flows, deltaL, terminal)
+			if want := 4 / float64(T+1) * (deltaL[0] - target); !closeTo(dDelta[0], want, 1e-12) {
+				t.Fatalf("T=%d: Γ_0 = %.15g, want 4/(T+1)·(Δℓ_0 − Δℓ*_0) = %.15g", T, dDelta[0], want)
+			}
+			deltaL[0] = target
+			if _, dDelta, _ := AnchorTB(flows, deltaL, terminal); math.Abs(dDelta[0]) > 1e-12 {
+				t.Fatalf("T=%d: Γ_0 = %g at Δℓ_0 = Δℓ*_0, want 0", T, dDelta[0])
+			}
+		}
+	}
+}
+
 func TestAnchorTBShiftInvariance(t *testing.T) {
 	run := tbLossExec(t, testBackend(t))
 	rng := rand.New(rand.NewPCG(11, 3))

@@ -118,8 +118,8 @@ func computeUpdateGolden(t *testing.T, native bool) updateGolden {
 
 // TestUpdateMatchesGolden pins the update's outputs on a fixed batch of the default network:
 // a change of how the update is computed (kernels, chunking, backends) must leave its parameters,
-// losses and metrics within 1e-6 of the recorded ones (relative for magnitudes above 1), and the
-// gradient within 1e-5 of its block's largest entry. Rewrite with -write-goldens after a change
+// batch metrics within 1e-6 of the recorded ones (relative for magnitudes above 1), each episode's
+// loss within 1e-5, and the gradient within 1e-5 of its block's largest entry. Rewrite with -write-goldens after a change
 // that is meant to change the update, and say why.
 func TestUpdateMatchesGolden(t *testing.T) {
 	path := filepath.Join("testdata", "update_golden.json")
@@ -174,7 +174,9 @@ func compareUpdateGolden(t *testing.T, got, want updateGolden) {
 		for k, w := range want.Metrics[s] {
 			cmp("metric", fmt.Sprintf("step %d %s", s+1, k), []float64{got.Metrics[s][k]}, []float64{w}, out)
 		}
-		cmp("loss", fmt.Sprintf("step %d", s+1), got.Losses[s], want.Losses[s], out)
+		// An episode's loss squares sums of float32 log-ratios (graph and kernels round them
+		// differently), so it gets the gradient's 1e-5; the batch metrics average that away.
+		cmp("loss", fmt.Sprintf("step %d", s+1), got.Losses[s], want.Losses[s], func(w float64) float64 { return 1e-5 * math.Max(1, math.Abs(w)) })
 	}
 	if len(got.Params) != len(want.Params) {
 		t.Fatalf("%d parameter blocks, golden %d", len(got.Params), len(want.Params))

@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"slices"
+
 	"github.com/evosteer/evosteer-go/internal/orchestra"
 )
 
@@ -23,7 +25,13 @@ const ActionWidth = 28
 //	then        value, value change; budget available (tokens, tool calls, wall time);
 //	            menu (size/(size+1), candidates/(n+1), validated/(n+1)); output states an
 //	            answer; answers disagree; largest group share; finalising
-func StateWidth(taskTypes int) int { return 30 + taskTypes + 2 + 3 + 3 + 4 }
+//	then        the team: live nodes of each role (Roles), n/(n+1); the output node's role
+//	            one-hot (all zero when no output is set)
+//
+// The team part stands in for what the paper's h_ρ(s) reads from the serialised team: without
+// it the state of a one-solver team and of a one-researcher team differ only through their
+// execution traces, and b_ψ cannot learn the flow of a structure (docs/METHOD.md §3.5).
+func StateWidth(taskTypes int) int { return 30 + taskTypes + 2 + 3 + 3 + 4 + 2*len(Roles) }
 
 // Encode returns the exact network inputs of a decision: the state vector and the legal
 // actions' descriptors, flattened row by row (len(Legal) x ActionWidth).
@@ -49,7 +57,21 @@ func encodeState(d *Decision, f *facts) []float32 {
 		share = float32(f.largest) / float32(len(f.answer))
 	}
 	s = append(s, b2f(f.answered(f.output)), b2f(f.disagree()), share, b2f(rt.Finalising()))
-	return s
+	team := make([]float32, len(Roles))
+	for _, n := range f.nodes {
+		if i := slices.Index(Roles, n.Role); i >= 0 {
+			team[i]++
+		}
+	}
+	for i, n := range team {
+		team[i] = n / (n + 1)
+	}
+	s = append(s, team...)
+	output := make([]float32, len(Roles))
+	if f.output != "" {
+		onehot(output, Roles, f.nodes[f.output].Role)
+	}
+	return append(s, output...)
 }
 
 func frac(a, b int64) float32 {

@@ -26,7 +26,9 @@ const (
 	stDisagree
 	stLargestShare
 	stFinalising
-	stCount
+	stTeam                     // live nodes per role, n/(n+1), in Roles order
+	stOutputRole = stTeam + 6  // the output node's role one-hot
+	stCount      = stTeam + 12 // entries after the task-type one-hot
 )
 
 // Offsets of an action descriptor.
@@ -116,8 +118,8 @@ func checkWidths(t *testing.T, d *Decision) (state, actions []float32) {
 }
 
 func TestStateWidth(t *testing.T) {
-	if StateWidth(6) != 48 || StateWidth(0) != 42 {
-		t.Errorf("StateWidth(6) = %d, StateWidth(0) = %d; want 48, 42", StateWidth(6), StateWidth(0))
+	if StateWidth(6) != 60 || StateWidth(0) != 54 {
+		t.Errorf("StateWidth(6) = %d, StateWidth(0) = %d; want 60, 54", StateWidth(6), StateWidth(0))
 	}
 	if len(Kinds) != 7 || len(Roles) != 6 || ActionWidth != 28 {
 		t.Errorf("%d kinds, %d roles, action width %d", len(Kinds), len(Roles), ActionWidth)
@@ -167,7 +169,9 @@ func TestEncodeEmptyTeam(t *testing.T) {
 	want := []float32{1, 0, 0, 0, 0, 0, // hotpotqa
 		0.25, -0.125, 1, 1, 1, // value, change, full budget
 		2.0 / 3, 1.0 / 3, 1.0 / 3, // menu of 2: one candidate, one validated
-		0, 0, 0, 0}
+		0, 0, 0, 0,
+		0, 0, 0, 0, 0, 0, // no nodes
+		0, 0, 0, 0, 0, 0} // no output
 	if got := state[30:]; !slices.Equal(got, want) {
 		t.Errorf("state[30:] = %v, want %v", got, want)
 	}
@@ -226,6 +230,11 @@ func TestEncodeTeamState(t *testing.T) {
 		{"answers disagree", stDisagree, 1},
 		{"largest group share", stLargestShare, 2.0 / 3}, // Paris x2 of three answers
 		{"finalising", stFinalising, 0},
+		{"solvers", stTeam + 0, 3.0 / 4}, // n0, n1, n3
+		{"verifiers", stTeam + 1, 1.0 / 2},
+		{"planners", stTeam + 2, 0},
+		{"output is a solver", stOutputRole + 0, 1},
+		{"output is a verifier", stOutputRole + 1, 0},
 	}
 	for _, c := range checks {
 		if math.Abs(float64(s[c.i]-c.want)) > 1e-6 {
@@ -389,7 +398,7 @@ func TestEncodeFinalising(t *testing.T) {
 		t.Fatalf("finalising legal set %v, want the forced SET_OUTPUT(n0)", texts(d.Legal))
 	}
 	state, actions := checkWidths(t, d)
-	if state[len(state)-1] != 1 {
+	if state[30+len(d.Families)+stFinalising] != 1 {
 		t.Error("finalising is not encoded")
 	}
 	if actions[dKind+3] != 1 || actions[dTgtAnswered] != 1 || actions[dNewest] != 1 {
