@@ -63,6 +63,10 @@ merged AS (
            coalesce(p.excess_sum, 0.0) + coalesce(a.excess_sum, 0.0) AS excess_sum
     FROM previous p
     FULL OUTER JOIN added a ON a.kind = p.kind AND a.key = p.key
+),
+pooled AS (
+    SELECT *, ln(1.0 + excess_sum / (visits + $pseudocount)) AS log_pooled_ratio
+    FROM merged
 )
 SELECT kind,
        key,
@@ -71,8 +75,7 @@ SELECT kind,
        stopped,
        visits::BIGINT AS visits,
        excess_sum::DOUBLE AS excess_sum,
-       greatest(-$correction_bound,
-                least($correction_bound, ln(1.0 + excess_sum / (visits + $pseudocount))))::DOUBLE
-           AS correction
-FROM merged
+       log_pooled_ratio::DOUBLE AS log_pooled_ratio,
+       greatest(-$correction_bound, least($correction_bound, log_pooled_ratio))::DOUBLE AS correction
+FROM pooled
 ORDER BY kind, key

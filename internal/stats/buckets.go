@@ -37,14 +37,20 @@ func Excess(beta, reward, anchor float64) float64 {
 	return math.Exp(logRewardTransform(beta, reward)-anchor) - 1
 }
 
-// BucketCorrection is c(g) of Def. B.3 (Eq. evs-ratio-pooling), log A_g clipped:
+// BucketLogPooledRatio is log A_g of Def. B.3 (Eq. evs-ratio-pooling), before the clip:
 //
-//	c(g) = clip_[−c_max, c_max]( ln(1 + excess_sum/(visits + n0)) )
+//	log A_g = ln(1 + excess_sum/(visits + n0))
 //
-// evaluated as visits+n0, then excess_sum/(…), then 1+(…), then ln, then the clip; n0 =
-// p.Pseudocount, c_max = p.CorrectionBound. An empty bucket (visits = 0, excess_sum = 0) gives 0.
-func BucketCorrection(p BucketParams, visits int64, excessSum float64) float64 {
-	return clip(math.Log(1+excessSum/(float64(visits)+p.Pseudocount)), -p.CorrectionBound, p.CorrectionBound)
+// evaluated as visits+n0, then excess_sum/(…), then 1+(…), then ln; n0 = p.Pseudocount. An
+// empty bucket (visits = 0, excess_sum = 0) gives 0.
+func BucketLogPooledRatio(p BucketParams, visits int64, excessSum float64) float64 {
+	return math.Log(1 + excessSum/(float64(visits)+p.Pseudocount))
+}
+
+// BucketCorrection is c(g) of Def. B.3: log A_g clipped to [−c_max, c_max], c_max =
+// p.CorrectionBound.
+func BucketCorrection(p BucketParams, logPooledRatio float64) float64 {
+	return clip(logPooledRatio, -p.CorrectionBound, p.CorrectionBound)
 }
 
 // Buckets adds this step's structural visits (from eps, this step's episodes) to prev, the
@@ -64,7 +70,7 @@ func BucketCorrection(p BucketParams, visits int64, excessSum float64) float64 {
 //
 // Summation order: this step's excesses of a bucket are summed in visit order into a step sum,
 // and the cumulative value is prev.ExcessSum + step sum (Visits likewise). Every bucket's
-// Correction, old or new, is then recomputed as BucketCorrection(p, Visits, ExcessSum).
+// LogPooledRatio and Correction, old or new, are then recomputed from Visits and ExcessSum.
 //
 // It panics if a visiting episode has no anchor in anchors (Anchors yields one for every
 // episode of the step, so that is a caller bug).
@@ -122,7 +128,8 @@ func Buckets(p BucketParams, prev []Bucket, eps []Episode, anchors map[string]fl
 			b.Visits += a.visits
 			b.ExcessSum += a.excess
 		}
-		b.Correction = BucketCorrection(p, b.Visits, b.ExcessSum)
+		b.LogPooledRatio = BucketLogPooledRatio(p, b.Visits, b.ExcessSum)
+		b.Correction = BucketCorrection(p, b.LogPooledRatio)
 		out = append(out, b)
 	}
 	slices.SortFunc(out, func(x, y Bucket) int {
@@ -140,6 +147,8 @@ func Buckets(p BucketParams, prev []Bucket, eps []Episode, anchors map[string]fl
 //	else coarse bucket of s_t, if its Visits ≥ p.Minimum → its Correction, Kind "coarse"
 //	else                                                   0, Kind "none"
 //
+// with the chosen bucket's LogPooledRatio beside it (0 for "none").
+//
 // A bucket absent from buckets is never selected (even with p.Minimum ≤ 0). Terminal states
 // are never looked up. With p.CorrectionsOff every state gets 0, Kind "none".
 func Corrections(p BucketParams, buckets []Bucket, eps []Episode) []Correction {
@@ -155,9 +164,9 @@ func Corrections(p BucketParams, buckets []Bucket, eps []Episode) []Correction {
 			c := Correction{EpisodeID: e.ID, T: d.T, Kind: KindNone}
 			if !p.CorrectionsOff {
 				if b := index[id{KindExact, d.Key}]; b != nil && b.Visits >= p.Minimum {
-					c.Kind, c.Correction = KindExact, b.Correction
+					c.Kind, c.LogPooledRatio, c.Correction = KindExact, b.LogPooledRatio, b.Correction
 				} else if b := index[id{KindCoarse, d.CoarseKey}]; b != nil && b.Visits >= p.Minimum {
-					c.Kind, c.Correction = KindCoarse, b.Correction
+					c.Kind, c.LogPooledRatio, c.Correction = KindCoarse, b.LogPooledRatio, b.Correction
 				}
 			}
 			out = append(out, c)

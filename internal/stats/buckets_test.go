@@ -18,7 +18,7 @@ func findBucket(bs []Bucket, kind, key string) *Bucket {
 }
 
 func TestBucketCorrectionEmpty(t *testing.T) {
-	if c := BucketCorrection(paperBuckets, 0, 0); c != 0 {
+	if c := BucketCorrection(paperBuckets, BucketLogPooledRatio(paperBuckets, 0, 0)); c != 0 {
 		t.Errorf("empty bucket: c = %v, want 0 (Lemma B.6)", c)
 	}
 	got := Buckets(paperBuckets, []Bucket{{Kind: KindExact, Key: "e", Correction: 0.2}}, nil, nil)
@@ -123,7 +123,9 @@ func TestBucketsExactAndCoarseAndRepeats(t *testing.T) {
 			continue
 		}
 		near(t, w.kind+" "+w.key+" excess", b.ExcessSum, w.excess, 1e-13)
-		near(t, w.kind+" "+w.key+" correction", b.Correction, BucketCorrection(paperBuckets, w.visits, w.excess), 0)
+		logA := math.Log(1 + w.excess/(float64(w.visits)+paperBuckets.Pseudocount))
+		near(t, w.kind+" "+w.key+" log A", b.LogPooledRatio, logA, 1e-13)
+		near(t, w.kind+" "+w.key+" correction", b.Correction, math.Max(-paperBuckets.CorrectionBound, math.Min(paperBuckets.CorrectionBound, b.LogPooledRatio)), 0)
 	}
 	if len(got) != 7 {
 		t.Errorf("%d buckets, want 7", len(got))

@@ -7,26 +7,26 @@ import (
 
 func TestCorrectionsLookup(t *testing.T) {
 	buckets := []Bucket{
-		{Kind: KindExact, Key: "E", Visits: 8, Correction: 0.11},     // exact at the minimum
-		{Kind: KindCoarse, Key: "c:E", Visits: 50, Correction: 0.22}, // exact still preferred
-		{Kind: KindExact, Key: "F", Visits: 7, Correction: 0.13},     // below: fall back
-		{Kind: KindCoarse, Key: "c:F", Visits: 8, Correction: -0.14}, // coarse at the minimum
-		{Kind: KindExact, Key: "G", Visits: 7, Correction: 0.15},     // both below
-		{Kind: KindCoarse, Key: "c:G", Visits: 7, Correction: 0.16},
-		{Kind: KindCoarse, Key: "c:H", Visits: 9, Correction: 0.17}, // exact bucket missing
-		{Kind: KindExact, Key: "c:E", Visits: 99, Correction: 0.9},  // same string, other kind: ignored
-		{Kind: KindExact, Key: "T", Visits: 99, Correction: 0.3},    // terminal structure
+		{Kind: KindExact, Key: "E", Visits: 8, LogPooledRatio: 0.11, Correction: 0.11},      // exact at the minimum
+		{Kind: KindCoarse, Key: "c:E", Visits: 50, LogPooledRatio: 0.22, Correction: 0.22},  // exact still preferred
+		{Kind: KindExact, Key: "F", Visits: 7, LogPooledRatio: 0.13, Correction: 0.13},      // below: fall back
+		{Kind: KindCoarse, Key: "c:F", Visits: 8, LogPooledRatio: -0.14, Correction: -0.14}, // coarse at the minimum
+		{Kind: KindExact, Key: "G", Visits: 7, LogPooledRatio: 0.15, Correction: 0.15},      // both below
+		{Kind: KindCoarse, Key: "c:G", Visits: 7, LogPooledRatio: 0.16, Correction: 0.16},
+		{Kind: KindCoarse, Key: "c:H", Visits: 9, LogPooledRatio: 0.61, Correction: 0.25}, // exact bucket missing; clipped
+		{Kind: KindExact, Key: "c:E", Visits: 99, LogPooledRatio: 0.9, Correction: 0.25},  // same string, other kind: ignored
+		{Kind: KindExact, Key: "T", Visits: 99, LogPooledRatio: 0.3, Correction: 0.25},    // terminal structure
 	}
 	e := withStates(ep("x", "q", "f", sourceCurrent, 0), "T", "E", "F", "G", "H", "U")
 	p := withStates(ep("p", "q", "f", sourceTreatment, 0), "T", "F")
 	got := Corrections(paperBuckets, buckets, []Episode{e, p})
 	want := []Correction{
-		{"x", 0, KindExact, 0.11},
-		{"x", 1, KindCoarse, -0.14},
-		{"x", 2, KindNone, 0},
-		{"x", 3, KindCoarse, 0.17},
-		{"x", 4, KindNone, 0},
-		{"p", 0, KindCoarse, -0.14},
+		{"x", 0, KindExact, 0.11, 0.11},
+		{"x", 1, KindCoarse, -0.14, -0.14},
+		{"x", 2, KindNone, 0, 0},
+		{"x", 3, KindCoarse, 0.61, 0.25},
+		{"x", 4, KindNone, 0, 0},
+		{"p", 0, KindCoarse, -0.14, -0.14},
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
@@ -41,7 +41,7 @@ func TestCorrectionsLookup(t *testing.T) {
 	off := paperBuckets
 	off.CorrectionsOff = true
 	for i, c := range Corrections(off, buckets, []Episode{e, p}) {
-		if c.Kind != KindNone || c.Correction != 0 || c.EpisodeID != want[i].EpisodeID || c.T != want[i].T {
+		if c.Kind != KindNone || c.Correction != 0 || c.LogPooledRatio != 0 || c.EpisodeID != want[i].EpisodeID || c.T != want[i].T {
 			t.Errorf("corrections off, row %d: %+v", i, c)
 		}
 	}

@@ -36,6 +36,6 @@ func ExampleBucketCorrection() {
 	p := stats.BucketParams{Pseudocount: 4, CorrectionBound: 0.5}
 	// e^{ln 7.389 − 1.5} − 1 = 0.6487 and e^{ln 4.195 − 1.5} − 1 = −0.0640; ln(1 + 0.5846/6) = 0.0930.
 	excess := stats.Excess(2, 1, 1.5) + stats.Excess(2, 0.5, 1.5) // a full and a half success, anchor 1.5
-	fmt.Printf("excess %.4f, correction %.4f\n", excess, stats.BucketCorrection(p, 2, excess))
+	fmt.Printf("excess %.4f, correction %.4f\n", excess, stats.BucketCorrection(p, stats.BucketLogPooledRatio(p, 2, excess)))
 	// Output: excess 0.5846, correction 0.0930
 }

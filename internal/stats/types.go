@@ -67,22 +67,24 @@ type BucketParams struct {
 
 // Bucket is one row of the buckets table: the cumulative state of one exact or coarse bucket.
 type Bucket struct {
-	Kind       string // exact | coarse
-	Key        string // the structure key string (exact or coarse)
-	Nodes      int
-	Edges      int
-	Stopped    bool
-	Visits     int64
-	ExcessSum  float64
-	Correction float64
+	Kind           string // exact | coarse
+	Key            string // the structure key string (exact or coarse)
+	Nodes          int
+	Edges          int
+	Stopped        bool
+	Visits         int64
+	ExcessSum      float64
+	LogPooledRatio float64 // log A_g before the clip
+	Correction     float64
 }
 
 // Correction is the lagged structure correction of one decision state.
 type Correction struct {
-	EpisodeID  string
-	T          int
-	Kind       string // exact | coarse | none: which bucket supplied it
-	Correction float64
+	EpisodeID      string
+	T              int
+	Kind           string  // exact | coarse | none: which bucket supplied it
+	LogPooledRatio float64 // that bucket's log A_g before the clip (0 for none)
+	Correction     float64
 }
 
 // ValueRow is one row of the value_data table.

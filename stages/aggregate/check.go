@@ -185,7 +185,7 @@ func ParseCoarseKey(key string) (nodes, edges int, stopped bool, err error) {
 
 func oracleBucket(b schema.BucketRow) stats.Bucket {
 	return stats.Bucket{Kind: b.Kind, Key: b.Key, Nodes: int(b.NNodes), Edges: int(b.NEdges), Stopped: b.Stopped,
-		Visits: b.Visits, ExcessSum: b.ExcessSum, Correction: b.Correction}
+		Visits: b.Visits, ExcessSum: b.ExcessSum, LogPooledRatio: b.LogPooledRatio, Correction: b.Correction}
 }
 
 func deref(s *string) string {
@@ -218,7 +218,8 @@ func ReadOutputs(dir string) (*Tables, error) {
 		return nil, err
 	}
 	for _, c := range corrections {
-		t.Corrections = append(t.Corrections, stats.Correction{EpisodeID: c.EpisodeID, T: int(c.T), Kind: c.Kind, Correction: c.Correction})
+		t.Corrections = append(t.Corrections, stats.Correction{EpisodeID: c.EpisodeID, T: int(c.T), Kind: c.Kind,
+			LogPooledRatio: c.LogPooledRatio, Correction: c.Correction})
 	}
 	values, err := schema.ReadFile[schema.ValueRow](schema.ValueData, filepath.Join(dir, layout.ValueDataFile))
 	if err != nil {

@@ -155,6 +155,9 @@ func TestCorrectionBound(t *testing.T) {
 			if b.Key == exactKey(shapeA.hash, 1, 0, false) {
 				raw := math.Log(1 + b.ExcessSum/(float64(b.Visits)+w.cfg.Buckets.Pseudocount))
 				clipped = raw > tc.cMax && b.Correction == tc.cMax
+				if b.LogPooledRatio != raw {
+					t.Errorf("β %g c_max %g: log_pooled_ratio %.17g, want ln A = %.17g", tc.beta, tc.cMax, b.LogPooledRatio, raw)
+				}
 				if raw <= tc.cMax && b.Correction != raw {
 					t.Errorf("β %g c_max %g: unclipped correction %.17g, want ln A = %.17g", tc.beta, tc.cMax, b.Correction, raw)
 				}

@@ -27,7 +27,7 @@ var (
 		"comparison_id", "candidate_skill_id", "reward", "healthy", "terminal_structure_key", "terminal_coarse_key"}
 	decisionColumns = []string{"episode_id", "t", "structure_key", "coarse_key", "n_nodes", "n_edges", "features"}
 	taskColumns     = []string{"task_id", "prior_rate", "prior_count"}
-	bucketColumns   = []string{"kind", "key", "n_nodes", "n_edges", "stopped", "visits", "excess_sum", "correction"}
+	bucketColumns   = []string{"kind", "key", "n_nodes", "n_edges", "stopped", "visits", "excess_sum", "log_pooled_ratio", "correction"}
 	pairColumns     = []string{"pair_id", "comparison_id", "task_id", "eligible"}
 	anchorColumns   = []string{"episode_id", "anchor"}
 )

@@ -61,6 +61,28 @@ func TestTable(t *testing.T) {
 
 // Run after one training step: every policy × benchmark × run has a row, the runs have distinct
 // seeds, and the results are written.
+// One evaluation run has no std: cells and the paired line show the mean alone, and the verdict
+// says why it has no combined std instead of comparing against 0.
+func TestTableSingleRun(t *testing.T) {
+	rows := []schema.EvalRow{
+		{Policy: "evosteer", Benchmark: "a", Block: "iid", Score: 0.80},
+		{Policy: "reference", Benchmark: "a", Block: "iid", Score: 0.70},
+	}
+	got := Table(rows, false)
+	for _, want := range []string{
+		"| a | 80.00 | 70.00 |", "| **IID avg** | **80.00** | **70.00** |",
+		"evosteer − reference: IID avg +10.00 (1 of 1 runs positive).",
+		"IID avg +10.00 (no std from a single evaluation run; use --runs 2 or more)",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("table lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "±") || strings.Contains(got, "(larger)") {
+		t.Errorf("a std or a verdict from a single run:\n%s", got)
+	}
+}
+
 func TestRunWritesResults(t *testing.T) {
 	cfg, err := config.Parse("eval test", []byte("batch:\n  tasks: 6\nablations: [skill-evolution]\n"))
 	if err != nil {

@@ -11,8 +11,9 @@ import (
 
 // Table renders results shaped like the paper's Table 1: benchmarks as rows in an IID and an
 // OOD block, each closed by an Avg row; policies as columns (evosteer first); each cell the mean
-// over runs ± the standard deviation across runs (— where not evaluated), and for Avg rows the
-// mean of the benchmark means ± sqrt(Σ σ_b²)/n (paper appendix D). Scores are percentages. A
+// over runs ± the standard deviation across runs (— where not evaluated; the mean alone after a
+// single run), and for Avg rows the mean of the benchmark means ± sqrt(Σ σ_b²)/n (paper
+// appendix D). Scores are percentages. A
 // last line gives the paired run-by-run difference evosteer − reference.
 func Table(rows []schema.EvalRow, simulated bool) string {
 	type key struct{ policy, bench string }
@@ -31,7 +32,11 @@ func Table(rows []schema.EvalRow, simulated bool) string {
 		}
 	}
 	slices.Sort(benches)
-	avgs := map[key][2]float64{} // (policy, block) → Avg row mean and ±
+	type avgRow struct {
+		mean, std float64
+		runs      int // the fewest runs of a benchmark in the block
+	}
+	avgs := map[key]avgRow{} // (policy, block) → Avg row
 	var b strings.Builder
 	if simulated {
 		b.WriteString("Simulated world (internal/sim): these scores say whether the machinery works, not what any LLM scores.\n\n")
@@ -53,7 +58,7 @@ func Table(rows []schema.EvalRow, simulated bool) string {
 				cells[i] = "—" // not evaluated
 				if x := scores[key{p, bn}]; len(x) > 0 {
 					m, s := meanStd(x)
-					cells[i] = fmt.Sprintf("%.2f ± %.2f", m, s)
+					cells[i] = withStd(fmt.Sprintf("%.2f", m), s, len(x))
 				}
 			}
 			fmt.Fprintf(&b, "| %s | %s |\n", bn, strings.Join(cells, " | "))
@@ -62,20 +67,22 @@ func Table(rows []schema.EvalRow, simulated bool) string {
 		for i, p := range policies {
 			var sum, vars float64
 			cells[i] = "—"
-			complete := true
+			complete, runs := true, math.MaxInt
 			for _, bn := range in {
-				if len(scores[key{p, bn}]) == 0 {
+				x := scores[key{p, bn}]
+				if len(x) == 0 {
 					complete = false
 					break
 				}
-				m, s := meanStd(scores[key{p, bn}])
+				m, s := meanStd(x)
 				sum += m
 				vars += s * s
+				runs = min(runs, len(x))
 			}
 			if complete {
 				n := float64(len(in))
-				avgs[key{p, block}] = [2]float64{sum / n, math.Sqrt(vars) / n}
-				cells[i] = fmt.Sprintf("**%.2f ± %.2f**", sum/n, math.Sqrt(vars)/n)
+				avgs[key{p, block}] = avgRow{sum / n, math.Sqrt(vars) / n, runs}
+				cells[i] = "**" + withStd(fmt.Sprintf("%.2f", sum/n), math.Sqrt(vars)/n, runs) + "**"
 			}
 		}
 		fmt.Fprintf(&b, "| **%s avg** | %s |\n", strings.ToUpper(block), strings.Join(cells, " | "))
@@ -84,13 +91,17 @@ func Table(rows []schema.EvalRow, simulated bool) string {
 	for _, block := range []string{"iid", "ood"} {
 		e, eok := avgs[key{EvoSteer, block}]
 		r, rok := avgs[key{Reference, block}]
-		if eok && rok {
-			combined := math.Hypot(e[1], r[1])
+		switch {
+		case !eok || !rok:
+		case min(e.runs, r.runs) < 2:
+			gaps = append(gaps, fmt.Sprintf("%s avg %+.2f (no std from a single evaluation run; use --runs 2 or more)", strings.ToUpper(block), e.mean-r.mean))
+		default:
+			combined := math.Hypot(e.std, r.std)
 			verdict := "not larger"
-			if e[0]-r[0] > combined {
+			if e.mean-r.mean > combined {
 				verdict = "larger"
 			}
-			gaps = append(gaps, fmt.Sprintf("%s avg %+.2f against a combined std of %.2f (%s)", strings.ToUpper(block), e[0]-r[0], combined, verdict))
+			gaps = append(gaps, fmt.Sprintf("%s avg %+.2f against a combined std of %.2f (%s)", strings.ToUpper(block), e.mean-r.mean, combined, verdict))
 		}
 	}
 	if len(gaps) > 0 {
@@ -137,12 +148,21 @@ func paired(rows []schema.EvalRow, blocks map[string]string) string {
 				pos++
 			}
 		}
-		lines = append(lines, fmt.Sprintf("%s avg %+.2f ± %.2f (%d of %d runs positive)", strings.ToUpper(block), m, s, pos, len(diffs)))
+		lines = append(lines, fmt.Sprintf("%s avg %s (%d of %d runs positive)", strings.ToUpper(block), withStd(fmt.Sprintf("%+.2f", m), s, len(diffs)), pos, len(diffs)))
 	}
 	if len(lines) == 0 {
 		return ""
 	}
 	return "\nPaired over runs (shared episode seeds), evosteer − reference: " + strings.Join(lines, "; ") + ".\n"
+}
+
+// withStd appends to a formatted mean over n runs its std across them, "± std", unless n is 1:
+// one run has no std, and "± 0.00" would claim one.
+func withStd(mean string, s float64, n int) string {
+	if n < 2 {
+		return mean
+	}
+	return fmt.Sprintf("%s ± %.2f", mean, s)
 }
 
 // meanStd is the mean and the sample standard deviation (0 for one value) of a non-empty list.
