@@ -13,8 +13,8 @@ import (
 // OOD block, each closed by an Avg row; policies as columns (evosteer first); each cell the mean
 // over runs ± the standard deviation across runs (— where not evaluated; the mean alone after a
 // single run), and for Avg rows the mean of the benchmark means ± sqrt(Σ σ_b²)/n (paper
-// appendix D). Scores are percentages. A
-// last line gives the paired run-by-run difference evosteer − reference.
+// appendix D). Scores are percentages. A last line gives the paired run-by-run difference
+// evosteer − reference.
 func Table(rows []schema.EvalRow, simulated bool) string {
 	type key struct{ policy, bench string }
 	scores := map[key][]float64{}
