@@ -12,9 +12,9 @@ import (
 
 func newProbeCmd() *cobra.Command {
 	var run string
-	var step, tasks, continuations int
+	var step, tasks, continuations, window int
 	cmd := &cobra.Command{
-		Use:   "probe --run DIR --step K [--tasks N] [--continuations M]",
+		Use:   "probe --run DIR --step K [--tasks N] [--continuations M] [--target-window W]",
 		Short: "Measure how far the learner of a step is from its own target at the first decision",
 		Long: `Measure how far θ, the learner of step K (K = 0: the untrained learner, θ = ρ), is from its
 training target at the first decision of a task, and whether more gain needs a better target or
@@ -31,8 +31,15 @@ the family's menu): a few minutes on 2 cores at the defaults. The episodes are p
 of step K+1 would play them: the frozen ρ network, shown step K's published value head, with the
 skill library after step K, so ρ's expected reward can move between probed steps.
 
+It also reads the target AnchorTB itself set for each first action in training: over the trained
+episodes of the last W steps (default 60, ending at K) that took the action in the task's family,
+the mean of τ = Δℓ_0 − (T+1)·Γ_0/4, which is where the loss's gradient pulls log(θ/ρ) of that
+action (its first-decision coefficient is exactly Γ_0 = 4/(T+1)·(Δℓ_0 − τ)); an action taken in
+fewer than 20 of them gets none.
+
 Writes probe/step-NNNNNN/probe.arrow (table probe: one row per task and legal first action, with
-rho, theta, pistar, log_rho, log_theta, u, mean_reward, reward_sd; query it with evosteer sql),
+rho, theta, pistar, log_rho, log_theta, u, mean_reward, reward_sd, loss_target; query it with
+evosteer sql),
 summary.json and summary.md, and prints the summary. How to read it, per family and overall:
   reward ρ      expected reward ×100 when ρ takes the first action (and ρ continues)
   gain θ, π*    what drawing the first action from θ or from π* instead adds, in points
@@ -44,11 +51,17 @@ summary.json and summary.md, and prints the summary. How to read it, per family 
   KL            mean KL(π*‖θ) and KL(π*‖ρ), nats
   noise         how much of log(π*/ρ)'s spread may be sampling noise of Û (an upper bound; it
                 pulls the slope toward 0 by as much: raise --continuations when it is large)
+  loss target   least-squares slope of the loss target τ on log(θ/ρ) (same weights): 1 when θ
+                sits on the target its own loss sets, above 1 when θ falls short of it
+  reach         slope of τ on log(π*/ρ), corrected like the slope: how much of π*'s tilt the
+                loss asks for; the slope can reach only this far while the flows stay as they are
   interaction   the family × role means of log(θ/ρ) and log(π*/ρ), double-centred, and their
                 correlation: does θ learn what differs between families?
 The verdict: "θ is limited by its target" when θ ≈ π* (slope ≥ 0.8 and coverage ≥ 0.5), so gains
-need a target worth more (a larger β, a better reference); "θ is limited by optimisation" when θ
-falls short of π* (slope or coverage lower) and gains less than π* would.
+need a target worth more (a larger β, a better reference); when θ falls short of π* and gains
+less than π* would, "θ is limited by the target its loss sets" when θ has reached τ (loss target
+≤ 1.25) — the flows ask for less than π*, so better optimisation would not help — and "θ is
+limited by optimisation" otherwise.
 
 The same run, step and flags give byte-identical files; evosteer report shows every probed step.`,
 		Args: cobra.NoArgs,
@@ -63,7 +76,7 @@ The same run, step and flags give byte-identical files; evosteer report shows ev
 			defer r.Unlock()
 			log := cmd.ErrOrStderr()
 			start := time.Now()
-			res, err := probe.Run(cmd.Context(), r, probe.Options{Step: step, Tasks: tasks, Continuations: continuations,
+			res, err := probe.Run(cmd.Context(), r, probe.Options{Step: step, Tasks: tasks, Continuations: continuations, TargetWindow: window,
 				Progress: func(p probe.Progress) {
 					if p.Tasks == 0 {
 						fmt.Fprintf(log, "probe: step %d, %d tasks, %d forced episodes\n", step, p.TotalTasks, p.TotalEpisodes)
@@ -84,6 +97,7 @@ The same run, step and flags give byte-identical files; evosteer report shows ev
 	cmd.Flags().IntVar(&step, "step", 0, "probe the learner and skill library of this step (required; 0: the untrained learner)")
 	cmd.Flags().IntVar(&tasks, "tasks", probe.DefaultTasks, "training tasks to probe, balanced over the IID families")
 	cmd.Flags().IntVar(&continuations, "continuations", probe.DefaultContinuations, "ρ continuations per task and legal first action")
+	cmd.Flags().IntVar(&window, "target-window", probe.DefaultTargetWindow, "training steps, ending at --step, whose trained episodes give the loss targets (0: none)")
 	cmd.MarkFlagRequired("run")
 	return cmd
 }

@@ -24,8 +24,12 @@ func TestProbeCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runtest.Untrained(t, r, 1) // step 1's learner (still π_θ = ρ) and its author's empty library
-	out, err := run(t, "", "probe", "--run", dir, "--step", "1", "--tasks", "2", "--continuations", "2")
+	runtest.Untrained(t, r, 1) // step 1's learner (still π_θ = ρ) and its author's empty library, no training data
+	if out, err := run(t, "", "probe", "--run", dir, "--step", "1", "--tasks", "2", "--continuations", "2"); err == nil ||
+		!strings.Contains(err.Error(), "loss targets of step 1") || !strings.Contains(err.Error(), "--target-window 0") {
+		t.Fatalf("probe of a step without training data: %v\n%s", err, out)
+	}
+	out, err := run(t, "", "probe", "--run", dir, "--step", "1", "--tasks", "2", "--continuations", "2", "--target-window", "0")
 	if err != nil {
 		t.Fatalf("probe: %v\n%s", err, out)
 	}

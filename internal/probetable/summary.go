@@ -91,6 +91,15 @@ type Group struct {
 	// noise of Û: 1 − cov(even, odd)/var(all), the split-half estimate. The raw slope is diluted
 	// by this share: Slope ≈ (1 − NoiseShare)·SlopeCorrected.
 	NoiseShare Num `json:"noise_share"`
+	// LossTargetSlope is the least-squares slope of the loss target τ (the probe table's
+	// loss_target: where AnchorTB's own gradient pulls log(θ/ρ) of the action) on log(θ/ρ),
+	// weighted and centred as the slope, over the rows that have one: 1 when θ sits on the target
+	// its loss sets, above 1 when θ falls short of it. τ's noise is on the fitted side, so it
+	// does not bias this slope. NaN without loss targets.
+	LossTargetSlope Num `json:"loss_target_slope"`
+	// LossTargetReach is the slope of τ on log(π*/ρ), corrected as SlopeCorrected is: how much
+	// of π*'s tilt the loss itself asks for at the first decision.
+	LossTargetReach Num `json:"loss_target_reach"`
 }
 
 // Interaction is the family × role interaction: per (family, role of the first action), the
@@ -113,7 +122,8 @@ type Cell struct {
 }
 
 // The verdict's thresholds: θ is at its target when the slope reaches SlopeAtTarget and the
-// coverage CoverageAtTarget.
+// coverage CoverageAtTarget; θ has reached its loss's target when LossTargetSlope is at most
+// 1/SlopeAtTarget (θ's log-ratios at least SlopeAtTarget of the target's).
 const (
 	SlopeAtTarget    = 0.8
 	CoverageAtTarget = 0.5
@@ -126,6 +136,7 @@ type taskStat struct {
 	er, et, ep, best            float64 // expected reward under ρ, θ, π*, best action (0..1)
 	tvT, tvR, klT, klR          float64
 	sxy, sxx, syc, scc, sab     float64   // weighted sums of the raw and the corrected slope's fits
+	tzy, tyy, tzc, tab          float64   // the same for the loss target, over the rows with one
 	x, y                        []float64 // centred log(π*/ρ), log(θ/ρ) per row
 	roles                       []string
 	continuations, unhealthy, n int
@@ -248,13 +259,63 @@ func taskOf(rows []schema.ProbeRow, beta float64) taskStat {
 		st.sab += w[i] * (xa[i] - am) * (xb[i] - bm)
 	}
 	st.x, st.y, st.n = x, y, n
+	st.tzy, st.tyy, st.tzc, st.tab = lossTargetSums(rows, w, y, xc, xa, xb)
 	return st
+}
+
+// lossTargetSums are the weighted sums of the loss target's two fits over the rows of a task
+// that have one (at least two), re-weighted and re-centred over those rows: Σw·τ·y, Σw·y·y,
+// Σw·τ·x and Σw·x_even·x_odd with y = log(θ/ρ) and x the bias-corrected log Û (all, even, odd).
+func lossTargetSums(rows []schema.ProbeRow, w, y, xc, xa, xb []float64) (zy, yy, zc, ab float64) {
+	var idx []int
+	for i, r := range rows {
+		if r.LossTarget != nil {
+			idx = append(idx, i)
+		}
+	}
+	if len(idx) < 2 {
+		return 0, 0, 0, 0
+	}
+	pick := func(v []float64) []float64 {
+		out := make([]float64, len(idx))
+		for k, i := range idx {
+			out[k] = v[i]
+		}
+		return out
+	}
+	z := make([]float64, len(idx))
+	for k, i := range idx {
+		z[k] = *rows[i].LossTarget
+	}
+	ws := pick(w)
+	wy, wc, wa, wb := pick(y), pick(xc), pick(xa), pick(xb)
+	return wcov(ws, z, wy), wcov(ws, wy, wy), wcov(ws, z, wc), wcov(ws, wa, wb)
+}
+
+// wcov is the covariance of a and b under the weights w (normalised to sum 1, each series
+// centred on its weighted mean).
+func wcov(w, a, b []float64) float64 {
+	var ws, ma, mb float64
+	for i := range w {
+		ws += w[i]
+		ma += w[i] * a[i]
+		mb += w[i] * b[i]
+	}
+	if ws == 0 {
+		return 0
+	}
+	ma, mb = ma/ws, mb/ws
+	c := 0.0
+	for i := range w {
+		c += w[i] / ws * (a[i] - ma) * (b[i] - mb)
+	}
+	return c
 }
 
 // group summarises a set of tasks.
 func group(name string, stats []taskStat) Group {
 	g := Group{Family: name, Tasks: len(stats)}
-	var er, et, ep, best, tvT, tvR, klT, klR, sxy, sxx, syc, scc, sab, actions float64
+	var er, et, ep, best, tvT, tvR, klT, klR, sxy, sxx, syc, scc, sab, tzy, tyy, tzc, tab, actions float64
 	for _, st := range stats {
 		er += st.er
 		et += st.et
@@ -269,6 +330,10 @@ func group(name string, stats []taskStat) Group {
 		syc += st.syc
 		scc += st.scc
 		sab += st.sab
+		tzy += st.tzy
+		tyy += st.tyy
+		tzc += st.tzc
+		tab += st.tab
 		actions += float64(st.actions)
 	}
 	n := float64(len(stats))
@@ -284,6 +349,10 @@ func group(name string, stats []taskStat) Group {
 	}
 	if scc > 0 {
 		g.NoiseShare = Num(min(1, max(0, 1-sab/scc)))
+	}
+	g.LossTargetSlope, g.LossTargetReach = Num(ratio(tzy, tyy)), Num(math.NaN())
+	if tab > 0 {
+		g.LossTargetReach = Num(tzc / tab)
 	}
 	return g
 }
@@ -400,8 +469,10 @@ func pearson(a, b []float64) float64 {
 
 // Verdict is the one-line reading of a group: θ at its target (slope ≥ SlopeAtTarget and
 // coverage ≥ CoverageAtTarget), so what limits θ is what π* is worth; or θ short of π* and
-// behind it in reward, so what limits θ is its optimisation. The slope judged is the corrected
-// one where it is defined: the raw slope understates θ's coverage by the noise share.
+// behind it in reward, and then either on the target its own loss sets (LossTargetSlope ≤
+// 1/SlopeAtTarget), so what limits θ is that target — the flows — or short of that too, so what
+// limits θ is its optimisation. The slope judged is the corrected one where it is defined: the
+// raw slope understates θ's coverage by the noise share.
 func Verdict(g Group) string {
 	cov := float64(g.Coverage)
 	sl := g.SlopeCorrected
@@ -419,9 +490,20 @@ func Verdict(g Group) string {
 		v = fmt.Sprintf("θ is limited by its target: θ ≈ π* (slope %s, TV(θ,π*) %s against TV(ρ,π*) %s, coverage %s), and %s; "+
 			"more gain needs a target worth more (a larger β, a better reference), not better optimisation.",
 			plain(sl, 2), plain(g.TVTheta, 3), plain(g.TVRho, 3), plain(g.Coverage, 2), gains)
+	case float64(g.GainTheta) < float64(g.GainPiStar) && float64(g.LossTargetSlope) <= 1/SlopeAtTarget:
+		v = fmt.Sprintf("θ is limited by the target its loss sets: θ has reached AnchorTB's own first-decision target "+
+			"(loss-target slope %s), which asks for %s of π*'s tilt; θ covers %s of the way to π* (slope %s, coverage %s, "+
+			"TV(θ,π*) %s against TV(ρ,π*) %s), and %s. Better optimisation would not help; flows that carry more of an "+
+			"action's effect would.",
+			plain(g.LossTargetSlope, 2), percent(g.LossTargetReach), percent(sl), plain(sl, 2), plain(g.Coverage, 2),
+			plain(g.TVTheta, 3), plain(g.TVRho, 3), gains)
 	case float64(g.GainTheta) < float64(g.GainPiStar):
 		v = fmt.Sprintf("θ is limited by optimisation: it covers %s of the way to π* (slope %s, coverage %s, TV(θ,π*) %s against TV(ρ,π*) %s), and %s.",
 			percent(sl), plain(sl, 2), plain(g.Coverage, 2), plain(g.TVTheta, 3), plain(g.TVRho, 3), gains)
+		if !math.IsNaN(float64(g.LossTargetSlope)) {
+			v += fmt.Sprintf(" θ is short of its loss's own target too (loss-target slope %s; the target asks for %s of π*'s tilt).",
+				plain(g.LossTargetSlope, 2), percent(g.LossTargetReach))
+		}
 	default:
 		v = fmt.Sprintf("θ is off its target (slope %s, coverage %s) yet gains as much as π*: %s; the first decision does not show what limits θ.",
 			plain(sl, 2), plain(g.Coverage, 2), gains)
@@ -479,7 +561,10 @@ func (s Summary) Markdown(simulated bool) string {
 		"π* is estimated, so this raw slope is diluted toward 0 by the noise share; corrected: the slope with the " +
 		"dilution removed (the covariance of the even- and odd-continuation estimates of log(π*/ρ) in the denominator). " +
 		"TV: mean total variation distance to π*; coverage = 1 − TV(θ,π*)/TV(ρ,π*). KL: mean KL(π*‖·) in nats. " +
-		"Noise: the share of log(π̂*/ρ)'s spread that is sampling noise of Û (split-half estimate).\n")
+		"Noise: the share of log(π̂*/ρ)'s spread that is sampling noise of Û (split-half estimate). Loss target: " +
+		"slope of τ, the target AnchorTB's gradient set for log(θ/ρ) of the action in training (loss_target), on " +
+		"log(θ/ρ): 1 when θ sits on it, above 1 when θ falls short; reach: the corrected slope of τ on log(π*/ρ), " +
+		"how much of π*'s tilt the loss asks for.\n")
 	in := s.Interaction
 	fmt.Fprintf(&b, "\n## Family × role interaction\n\nPearson correlation of the double-centred cell means of log(θ/ρ) and log(π*/ρ): %s "+
 		"(variance over cells: θ %s, π* %s).\n\n", plain(in.Correlation, 3), sci(in.VarTheta), sci(in.VarPiStar))
@@ -493,16 +578,17 @@ func (s Summary) Markdown(simulated bool) string {
 // Table is the per-family table of the summary (Markdown).
 func (s Summary) Table() string {
 	var b strings.Builder
-	b.WriteString("| family | tasks | actions | reward ρ | gain θ | gain π* | best action | slope | corrected | TV(θ,π*) | TV(ρ,π*) | coverage | KL(π*‖θ) | KL(π*‖ρ) | noise |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| family | tasks | actions | reward ρ | gain θ | gain π* | best action | slope | corrected | TV(θ,π*) | TV(ρ,π*) | coverage | KL(π*‖θ) | KL(π*‖ρ) | noise | loss target | reach |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, g := range append(slices.Clone(s.Families), s.Overall) {
 		name := g.Family
 		if name == "all" {
 			name = "**all**"
 		}
-		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name, g.Tasks, plain(Num(g.ActionsPerTask), 1),
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name, g.Tasks, plain(Num(g.ActionsPerTask), 1),
 			plain(g.RewardRho, 2), signed(g.GainTheta), signed(g.GainPiStar), signed(g.BestActionGain), plain(g.Slope, 3), plain(g.SlopeCorrected, 3),
-			plain(g.TVTheta, 4), plain(g.TVRho, 4), plain(g.Coverage, 3), plain(g.KLTheta, 4), plain(g.KLRho, 4), plain(g.NoiseShare, 2))
+			plain(g.TVTheta, 4), plain(g.TVRho, 4), plain(g.Coverage, 3), plain(g.KLTheta, 4), plain(g.KLRho, 4), plain(g.NoiseShare, 2),
+			plain(g.LossTargetSlope, 3), plain(g.LossTargetReach, 3))
 	}
 	return b.String()
 }

@@ -2,6 +2,7 @@ package probetable
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -94,6 +95,56 @@ func TestSummarizeHandExample(t *testing.T) {
 	js, err := json.Marshal(s.Overall)
 	if err != nil || !strings.Contains(string(js), `"slope":null`) || !strings.Contains(string(js), `"gain_theta":0,`) {
 		t.Errorf("JSON %s: %v", js, err)
+	}
+}
+
+// The loss target τ: its slope on log(θ/ρ) says whether θ sits on the target its loss sets, its
+// corrected slope on log(π*/ρ) how far that target reaches toward π*; the verdict names which
+// limits θ. A task whose rows lack targets changes neither.
+func TestSummarizeLossTarget(t *testing.T) {
+	half := func(lr, lp float64) float64 { return lr + (lp-lr)/2 } // log(θ/ρ) = ½ log(π*/ρ) + const
+	tasks := func(target func(r schema.ProbeRow) float64) []schema.ProbeRow {
+		var rows []schema.ProbeRow
+		for i, m := range [][2]float64{{0.2, 0.6}, {0.5, 0.1}, {0.3, 0.4}} {
+			task := handTask(fmt.Sprint("t", i), "fa", m, 0, half)
+			for k := range task {
+				if i < 2 { // the third task's actions were never taken often enough
+					v := target(task[k])
+					task[k].LossTarget = &v
+				}
+			}
+			rows = append(rows, task...)
+		}
+		return rows
+	}
+	logPiStar := func(r schema.ProbeRow) float64 { return math.Log(r.PiStar) - r.LogRho }
+	logTheta := func(r schema.ProbeRow) float64 { return r.LogTheta - r.LogRho }
+
+	// The loss asks for 0.7 of π*'s tilt and θ has half of it: θ is short of its own target.
+	s, err := Summarize(9, tasks(func(r schema.ProbeRow) float64 { return 0.7*logPiStar(r) + 0.3 }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "loss-target slope", s.Overall.LossTargetSlope, 1.4)
+	near(t, "reach", s.Overall.LossTargetReach, 0.7)
+	if !strings.HasPrefix(s.Verdict, "θ is limited by optimisation") || !strings.Contains(s.Verdict, "short of its loss's own target too (loss-target slope 1.40; the target asks for 70% of π*'s tilt)") {
+		t.Errorf("verdict %s", s.Verdict)
+	}
+	// θ sits on its loss's target, which asks for half of π*'s tilt: the target limits θ.
+	if s, err = Summarize(9, tasks(func(r schema.ProbeRow) float64 { return logTheta(r) - 2 })); err != nil {
+		t.Fatal(err)
+	}
+	near(t, "loss-target slope", s.Overall.LossTargetSlope, 1)
+	near(t, "reach", s.Overall.LossTargetReach, 0.5)
+	if !strings.HasPrefix(s.Verdict, "θ is limited by the target its loss sets: θ has reached AnchorTB's own first-decision target (loss-target slope 1.00), which asks for 50% of π*'s tilt") {
+		t.Errorf("verdict %s", s.Verdict)
+	}
+	// No targets at all: both undefined, and the verdict is the plain one.
+	if s, err = Summarize(9, handTask("t0", "fa", [2]float64{0.2, 0.6}, 0, half)); err != nil {
+		t.Fatal(err)
+	}
+	if !math.IsNaN(float64(s.Overall.LossTargetSlope)) || !math.IsNaN(float64(s.Overall.LossTargetReach)) || strings.Contains(s.Verdict, "loss") {
+		t.Errorf("no targets: %v %v, verdict %s", s.Overall.LossTargetSlope, s.Overall.LossTargetReach, s.Verdict)
 	}
 }
 

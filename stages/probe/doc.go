@@ -1,6 +1,8 @@
 // Package probe measures how far the learner of one step is from its own target at the first
 // decision of a task (issue 15, item 2): it tells "θ is limited by its target" (θ ≈ π*, and π*
-// is worth little over ρ) from "θ is limited by optimisation" (θ short of π*).
+// is worth little over ρ) from "θ is limited by the target its loss sets" (θ short of π* but on
+// AnchorTB's own first-decision target, which the flows pull short of π*) and from "θ is
+// limited by optimisation" (θ short of both).
 //
 // For a deterministic sample of training tasks (balanced over the IID families in config order,
 // by hashes of the run seed, the same tasks at every step), it reads the first decision's legal
@@ -13,7 +15,10 @@
 // shown the step's published value head) and the skill library after the step. From the
 // rewards: U(a) = mean R_β(r) = 1 + (e^β − 1)·r, the one-step tilted target
 // π*(a) = ρ(a)·U(a) / Σ_b ρ(b)·U(b), and the table probe (schema.Probe), one row per (task,
-// legal first action). probetable.Summarize turns the rows alone into the summary (expected
+// legal first action), with loss_target: AnchorTB's own target for log(θ/ρ) of the action,
+// Δℓ_0 − (T+1)·Γ_0/4 averaged over the family's trained episodes of the last training steps that
+// took it (target.go; read from the rollout, scores and coefficients tables, never recomputed).
+// probetable.Summarize turns the rows alone into the summary (expected
 // reward under ρ, θ, π* and the best action; θ's coverage of π*: slope, TV, KL; the family ×
 // role interaction; a one-line verdict).
 //

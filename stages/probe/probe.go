@@ -53,6 +53,9 @@ type Options struct {
 	Step          int // the learner and library of this step (0: the untrained learner, π_θ = ρ)
 	Tasks         int // training tasks sampled
 	Continuations int // ρ continuations per (task, first action)
+	// TargetWindow is how many training steps, ending at Step, AnchorTB's own first-decision
+	// targets are averaged over (the loss_target column); 0 leaves them out.
+	TargetWindow int
 	// Progress is told after the first decisions are read and after each group of tasks.
 	Progress func(Progress)
 }
@@ -80,6 +83,8 @@ func Run(ctx context.Context, r *rundir.Folder, o Options) (*Result, error) {
 		return nil, fmt.Errorf("probe: tasks must be in [1, 100000] (each task plays continuations episodes per legal first action), got %d", o.Tasks)
 	case o.Continuations < 2 || o.Continuations > 10_000:
 		return nil, fmt.Errorf("probe: continuations must be in [2, 10000] (episodes per task and legal first action, split into two independent halves; the default is %d), got %d", DefaultContinuations, o.Continuations)
+	case o.TargetWindow < 0:
+		return nil, fmt.Errorf("probe: target window must be >= 0 steps (0: no loss targets; the default is %d), got %d", DefaultTargetWindow, o.TargetWindow)
 	}
 	if err := checkpointExists(r, o.Step); err != nil {
 		return nil, err
@@ -152,6 +157,11 @@ func Run(ctx context.Context, r *rundir.Folder, o Options) (*Result, error) {
 		played += len(jobs)
 		report(Progress{Tasks: lo + len(chunk), TotalTasks: len(picked), Episodes: played, TotalEpisodes: total})
 	}
+	targets, err := lossTargets(r, o.Step, o.TargetWindow)
+	if err != nil {
+		return nil, fmt.Errorf("probe: %w (--target-window 0 probes without loss targets)", err)
+	}
+	setLossTargets(rows, targets)
 	sum, err := probetable.Summarize(o.Step, rows)
 	if err != nil {
 		return nil, fmt.Errorf("probe: %w", err)

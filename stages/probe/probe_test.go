@@ -14,12 +14,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/evosteer/evosteer-go/gpu"
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/orchestra"
 	"github.com/evosteer/evosteer-go/internal/probetable"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/runtest"
 	"github.com/evosteer/evosteer-go/internal/tasks"
+	"github.com/evosteer/evosteer-go/pipeline"
 	"github.com/evosteer/evosteer-go/schema"
 )
 
@@ -316,4 +319,89 @@ func TestSummarizeCorrectsDilution(t *testing.T) {
 	if want := "(slope " + strconv.FormatFloat(corrected, 'f', 2, 64) + ","; !strings.Contains(s.Verdict, want) {
 		t.Errorf("the verdict does not judge the corrected slope %s: %s", want, s.Verdict)
 	}
+}
+
+// The loss targets read off Γ_0 (τ = Δℓ_0 − (T+1)·Γ_0/4) equal the definition computed from the
+// flows the update wrote: τ = mean_{j=1..T}(F_j − Σ_{1≤t<j} Δℓ_t) − F_0 with F_T = log R_β.
+func TestLossTargetsMatchTheFlows(t *testing.T) {
+	r := smallRun(t)
+	runtest.Untrained(t, r, 0)
+	if err := pipeline.Train(context.Background(), r, 2, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	got, err := lossTargets(r, 2, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[cell]*lossTarget{}
+	for step := 1; step <= 2; step++ {
+		rollout, err := r.ShardedInputs(step, layout.Rollout, layout.Episodes, layout.Decisions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eps := map[string]schema.EpisodeRow{}
+		first := map[string]string{}
+		for _, p := range rollout[0] {
+			for _, e := range readRows[schema.EpisodeRow](t, schema.Episodes, p) {
+				eps[e.EpisodeID] = e
+			}
+		}
+		for _, p := range rollout[1] {
+			for _, d := range readRows[schema.DecisionRow](t, schema.Decisions, p) {
+				if d.T == 0 {
+					first[d.EpisodeID] = d.ActionJSON
+				}
+			}
+		}
+		deltaL := map[string][]float64{}
+		for _, s := range readRows[schema.ScoreRow](t, schema.Scores, filepath.Join(r.StageDir(step, layout.Rescore), layout.ScoresFile)) {
+			deltaL[s.EpisodeID] = append(deltaL[s.EpisodeID], s.DeltaL) // file order is t order
+		}
+		flows := map[string][]float64{}
+		for _, c := range readRows[schema.CoefficientRow](t, schema.Coefficients, filepath.Join(r.StageDir(step, layout.Update), layout.CoefficientsFile)) {
+			flows[c.EpisodeID] = append(flows[c.EpisodeID], c.Flow)
+		}
+		for id, f := range flows {
+			e := eps[id]
+			T := int(e.T)
+			f = append(f[:T:T], gpu.LogRewardBeta(e.Reward, r.Config.AnchorTB.Beta))
+			k := cell{e.Family, first[id]}
+			if want[k] == nil {
+				want[k] = &lossTarget{}
+			}
+			want[k].sum += definitionTau(f, deltaL[id])
+			want[k].n++
+		}
+	}
+	if len(got) == 0 || len(got) != len(want) {
+		t.Fatalf("%d cells, the definition has %d", len(got), len(want))
+	}
+	for k, w := range want {
+		g := got[k]
+		if g == nil || g.n != w.n || math.Abs(g.sum-w.sum) > 1e-9*math.Max(1, math.Abs(w.sum)) {
+			t.Errorf("cell %v: %+v, definition %+v", k, g, w)
+		}
+	}
+}
+
+// definitionTau is τ of one episode from its flows F_0..F_T and log-ratios Δℓ_0..Δℓ_{T−1}.
+func definitionTau(f, dl []float64) float64 {
+	T := len(f) - 1
+	sum, cum := 0.0, 0.0 // cum = Σ_{1≤t<j} Δℓ_t
+	for j := 1; j <= T; j++ {
+		sum += f[j] - cum
+		if j < T {
+			cum += dl[j]
+		}
+	}
+	return sum/float64(T) - f[0]
+}
+
+func readRows[R any](t *testing.T, tbl *schema.Table, path string) []R {
+	t.Helper()
+	rows, err := schema.ReadFile[R](tbl, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
 }
