@@ -60,8 +60,8 @@ summary.json and summary.md, and prints the summary. How to read it, per family 
 The verdict: "θ is limited by its target" when θ ≈ π* (slope ≥ 0.8 and coverage ≥ 0.5), so gains
 need a target worth more (a larger β, a better reference); when θ falls short of π* and gains
 less than π* would, "θ is limited by the target its loss sets" when θ has reached τ (loss target
-≤ 1.25) — the flows ask for less than π*, so better optimisation would not help — and "θ is
-limited by optimisation" otherwise.
+between 0.8 and 1.25) — the flows ask for less than π*, so better optimisation would not help —
+and "θ is limited by optimisation" otherwise.
 
 The same run, step and flags give byte-identical files; evosteer report shows every probed step.`,
 		Args: cobra.NoArgs,

@@ -122,8 +122,8 @@ type Cell struct {
 }
 
 // The verdict's thresholds: θ is at its target when the slope reaches SlopeAtTarget and the
-// coverage CoverageAtTarget; θ has reached its loss's target when LossTargetSlope is at most
-// 1/SlopeAtTarget (θ's log-ratios at least SlopeAtTarget of the target's).
+// coverage CoverageAtTarget; θ has reached its loss's target when LossTargetSlope is within
+// [SlopeAtTarget, 1/SlopeAtTarget] (θ's log-ratios within a factor 1.25 of the target's).
 const (
 	SlopeAtTarget    = 0.8
 	CoverageAtTarget = 0.5
@@ -469,9 +469,9 @@ func pearson(a, b []float64) float64 {
 
 // Verdict is the one-line reading of a group: θ at its target (slope ≥ SlopeAtTarget and
 // coverage ≥ CoverageAtTarget), so what limits θ is what π* is worth; or θ short of π* and
-// behind it in reward, and then either on the target its own loss sets (LossTargetSlope ≤
-// 1/SlopeAtTarget), so what limits θ is that target — the flows — or short of that too, so what
-// limits θ is its optimisation. The slope judged is the corrected one where it is defined: the
+// behind it in reward, and then either on the target its own loss sets (LossTargetSlope within
+// [SlopeAtTarget, 1/SlopeAtTarget]), so what limits θ is that target — the flows — or off that
+// too, so what limits θ is its optimisation. The slope judged is the corrected one where it is defined: the
 // raw slope understates θ's coverage by the noise share.
 func Verdict(g Group) string {
 	cov := float64(g.Coverage)
@@ -490,7 +490,7 @@ func Verdict(g Group) string {
 		v = fmt.Sprintf("θ is limited by its target: θ ≈ π* (slope %s, TV(θ,π*) %s against TV(ρ,π*) %s, coverage %s), and %s; "+
 			"more gain needs a target worth more (a larger β, a better reference), not better optimisation.",
 			plain(sl, 2), plain(g.TVTheta, 3), plain(g.TVRho, 3), plain(g.Coverage, 2), gains)
-	case float64(g.GainTheta) < float64(g.GainPiStar) && float64(g.LossTargetSlope) <= 1/SlopeAtTarget:
+	case float64(g.GainTheta) < float64(g.GainPiStar) && onLossTarget(g.LossTargetSlope):
 		v = fmt.Sprintf("θ is limited by the target its loss sets: θ has reached AnchorTB's own first-decision target "+
 			"(loss-target slope %s), which asks for %s of π*'s tilt; θ covers %s of the way to π* (slope %s, coverage %s, "+
 			"TV(θ,π*) %s against TV(ρ,π*) %s), and %s. Better optimisation would not help; flows that carry more of an "+
@@ -500,8 +500,12 @@ func Verdict(g Group) string {
 	case float64(g.GainTheta) < float64(g.GainPiStar):
 		v = fmt.Sprintf("θ is limited by optimisation: it covers %s of the way to π* (slope %s, coverage %s, TV(θ,π*) %s against TV(ρ,π*) %s), and %s.",
 			percent(sl), plain(sl, 2), plain(g.Coverage, 2), plain(g.TVTheta, 3), plain(g.TVRho, 3), gains)
-		if !math.IsNaN(float64(g.LossTargetSlope)) {
+		switch lt := float64(g.LossTargetSlope); {
+		case lt > 1/SlopeAtTarget:
 			v += fmt.Sprintf(" θ is short of its loss's own target too (loss-target slope %s; the target asks for %s of π*'s tilt).",
+				plain(g.LossTargetSlope, 2), percent(g.LossTargetReach))
+		case !math.IsNaN(lt):
+			v += fmt.Sprintf(" θ is off its loss's own target too (loss-target slope %s, 1 on it; the target asks for %s of π*'s tilt).",
 				plain(g.LossTargetSlope, 2), percent(g.LossTargetReach))
 		}
 	default:
@@ -513,6 +517,11 @@ func Verdict(g Group) string {
 			percent(g.NoiseShare), plain(g.Slope, 2), plain(g.SlopeCorrected, 2))
 	}
 	return v
+}
+
+// onLossTarget reports whether a loss-target slope says θ sits on its loss's target.
+func onLossTarget(slope Num) bool {
+	return float64(slope) >= SlopeAtTarget && float64(slope) <= 1/SlopeAtTarget
 }
 
 // plain formats x with d decimals ("—" when undefined), never as negative zero.

@@ -139,6 +139,14 @@ func TestSummarizeLossTarget(t *testing.T) {
 	if !strings.HasPrefix(s.Verdict, "θ is limited by the target its loss sets: θ has reached AnchorTB's own first-decision target (loss-target slope 1.00), which asks for 50% of π*'s tilt") {
 		t.Errorf("verdict %s", s.Verdict)
 	}
+	// θ moved against its loss's target: not on it, whatever the slope's size.
+	if s, err = Summarize(9, tasks(func(r schema.ProbeRow) float64 { return -logTheta(r) })); err != nil {
+		t.Fatal(err)
+	}
+	near(t, "loss-target slope", s.Overall.LossTargetSlope, -1)
+	if !strings.HasPrefix(s.Verdict, "θ is limited by optimisation") || !strings.Contains(s.Verdict, "off its loss's own target too (loss-target slope -1.00, 1 on it") {
+		t.Errorf("verdict %s", s.Verdict)
+	}
 	// No targets at all: both undefined, and the verdict is the plain one.
 	if s, err = Summarize(9, handTask("t0", "fa", [2]float64{0.2, 0.6}, 0, half)); err != nil {
 		t.Fatal(err)
