@@ -105,7 +105,7 @@ func Table(rows []schema.EvalRow, simulated bool) string {
 		}
 	}
 	if len(gaps) > 0 {
-		b.WriteString("\nAvg rows, evosteer − reference, against the combined std sqrt(σ_θ² + σ_ρ²): " + strings.Join(gaps, "; ") + ".\n")
+		b.WriteString("\nAvg rows, evosteer − reference, against the combined std sqrt(σ_θ² + σ_ρ²) when two or more runs give one: " + strings.Join(gaps, "; ") + ".\n")
 	}
 	b.WriteString(paired(rows, blocks))
 	return b.String()
