@@ -344,22 +344,27 @@ func group(name string, stats []taskStat) Group {
 	g.KLTheta, g.KLRho = Num(klT/n), Num(klR/n)
 	g.Slope, g.Coverage = Num(ratio(sxy, sxx)), Num(1-ratio(tvT, tvR))
 	g.SlopeCorrected, g.NoiseShare = Num(math.NaN()), Num(math.NaN())
-	if sab > 0 {
+	if sab > negligible {
 		g.SlopeCorrected = Num(syc / sab)
 	}
-	if scc > 0 {
+	if scc > negligible {
 		g.NoiseShare = Num(min(1, max(0, 1-sab/scc)))
 	}
 	g.LossTargetSlope, g.LossTargetReach = Num(ratio(tzy, tyy)), Num(math.NaN())
-	if tab > 0 {
+	if tab > negligible {
 		g.LossTargetReach = Num(tzc / tab)
 	}
 	return g
 }
 
-// ratio is a/b, NaN when b is 0.
+// negligible is the size below which a variance of log-ratios or a TV distance in a ratio's
+// denominator is rounding, not signal: when π* = ρ (every action alike) log(π*/ρ) is ~1e-16
+// rather than 0, and dividing by its variance would print a slope of a million.
+const negligible = 1e-15
+
+// ratio is a/b, NaN when b is negligible (b ≥ 0).
 func ratio(a, b float64) float64 {
-	if b == 0 {
+	if b <= negligible {
 		return math.NaN()
 	}
 	return a / b

@@ -98,6 +98,32 @@ func TestSummarizeHandExample(t *testing.T) {
 	}
 }
 
+// π* = ρ up to rounding (every action's continuations scored 0) is no signal: no slope, no
+// coverage, not a slope of a million from dividing rounding by rounding.
+func TestSummarizeRoundingIsNoSignal(t *testing.T) {
+	logits := []float64{0.1, 0.5, 1.3}
+	z := 0.0
+	for _, l := range logits {
+		z += math.Exp(l)
+	}
+	var rows []schema.ProbeRow
+	for a, l := range logits {
+		lr := l - math.Log(z)
+		rho := math.Exp(lr)
+		rows = append(rows, schema.ProbeRow{TaskID: "t", Family: "fa", ActionIndex: int32(a), Role: fmt.Sprint("r", a), Beta: 2,
+			Rho: rho, Theta: rho, PiStar: rho / (math.Exp(logits[0]-math.Log(z)) + math.Exp(logits[1]-math.Log(z)) + math.Exp(logits[2]-math.Log(z))),
+			LogRho: lr, LogTheta: lr, U: 1, UEven: 1, UOdd: 1, Continuations: 2})
+	}
+	s, err := Summarize(1, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := s.Families[0]
+	if !math.IsNaN(float64(g.Slope)) || !math.IsNaN(float64(g.Coverage)) || !strings.HasPrefix(s.Verdict, "No verdict") {
+		t.Errorf("π* = ρ up to rounding: slope %v coverage %v, verdict %s", g.Slope, g.Coverage, s.Verdict)
+	}
+}
+
 // The loss target τ: its slope on log(θ/ρ) says whether θ sits on the target its loss sets, its
 // corrected slope on log(π*/ρ) how far that target reaches toward π*; the verdict names which
 // limits θ. A task whose rows lack targets changes neither.
