@@ -66,8 +66,8 @@ validate: build
 author: build
 	./$(BIN) author --run $(RUN) --step $(STEP)
 
-## probe: θ of step PROBE_STEP of $(RUN) against its target at the first decision (about 6 minutes
-## on 2 cores); the report shows every probed step
+## probe: θ of step PROBE_STEP of $(RUN) against π* and against its loss's own target at the first
+## decision (about 6 minutes on 2 cores); the report shows every probed step
 PROBE_STEP  ?= $(STEPS)
 .PHONY: probe
 probe: build
