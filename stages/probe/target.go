@@ -56,7 +56,8 @@ func addTargets(r *rundir.Folder, j int, out map[cell]*lossTarget) error {
 		family, action string
 		T              int32
 		deltaL         float64
-		hasDelta, has  bool
+		hasAction      bool // its decision t = 0 was read
+		hasDelta       bool // and its score
 	}
 	eps := map[string]*first{}
 	shards, err := r.ShardedInputs(j, layout.Rollout, layout.Episodes, layout.Decisions)
@@ -79,7 +80,7 @@ func addTargets(r *rundir.Folder, j int, out map[cell]*lossTarget) error {
 		}
 		for _, d := range rows {
 			if e := eps[d.EpisodeID]; d.T == 0 && e != nil {
-				e.action, e.has = d.ActionJSON, true
+				e.action, e.hasAction = d.ActionJSON, true
 			}
 		}
 	}
@@ -102,7 +103,7 @@ func addTargets(r *rundir.Folder, j int, out map[cell]*lossTarget) error {
 			continue
 		}
 		e := eps[c.EpisodeID]
-		if e == nil || !e.has || !e.hasDelta {
+		if e == nil || !e.hasAction || !e.hasDelta {
 			return fmt.Errorf("%s row %d: episode %s has no first decision or score in step %d", coefPath, i, c.EpisodeID, j)
 		}
 		k := cell{e.family, e.action}
