@@ -17,7 +17,7 @@ const IDProbe = "probe"
 func probeSection(r *rundir.Folder, steps []int) (f Figure, err error) {
 	f = Figure{ID: IDProbe, Title: "Probe: θ against its target π* at the first decision"}
 	f.Table = &Table{Header: []string{"step", "family", "tasks", "reward ρ", "gain θ", "gain π*", "best action", "slope",
-		"corrected", "noise", "TV(θ,π*)", "TV(ρ,π*)", "coverage", "KL(π*‖θ)", "KL(π*‖ρ)"}, Labels: 2}
+		"corrected", "noise", "TV(θ,π*)", "TV(ρ,π*)", "coverage", "KL(π*‖θ)", "KL(π*‖ρ)", "loss target", "reach"}, Labels: 2}
 	var last probetable.Summary
 	for i, step := range steps {
 		rows, err := probetable.Read(r, step)
@@ -37,7 +37,8 @@ func probeSection(r *rundir.Folder, steps []int) (f Figure, err error) {
 			f.Table.Rows = append(f.Table.Rows, Row{Bold: g.Family == s.Overall.Family, Cells: []string{fmt.Sprint(step), g.Family,
 				fmt.Sprint(g.Tasks), probeNum(g.RewardRho, "%.2f"), probeNum(g.GainTheta, "%+.2f"), probeNum(g.GainPiStar, "%+.2f"),
 				probeNum(g.BestActionGain, "%+.2f"), probeNum(g.Slope, "%.3f"), probeNum(g.SlopeCorrected, "%.3f"), probeNum(g.NoiseShare, "%.2f"), probeNum(g.TVTheta, "%.4f"), probeNum(g.TVRho, "%.4f"),
-				probeNum(g.Coverage, "%.3f"), probeNum(g.KLTheta, "%.4f"), probeNum(g.KLRho, "%.4f")}})
+				probeNum(g.Coverage, "%.3f"), probeNum(g.KLTheta, "%.4f"), probeNum(g.KLRho, "%.4f"),
+				probeNum(g.LossTargetSlope, "%.3f"), probeNum(g.LossTargetReach, "%.3f")}})
 		}
 	}
 	in := last.Interaction
@@ -47,7 +48,8 @@ func probeSection(r *rundir.Folder, steps []int) (f Figure, err error) {
 		"first action is drawn from ρ (then ρ continues); gains are what θ, π* or the best single first action add, in "+
 		"points. Slope: of log(θ/ρ) on log(π*/ρ), ρ-weighted and centred per task (1: θ = π*, 0: θ = ρ), diluted toward 0 by the sampling noise of Û; corrected: "+
 		"with the dilution removed (split-half covariance in the denominator); noise: the noise share of log(π̂*/ρ); coverage = "+
-		"1 − TV(θ,π*)/TV(ρ,π*). Steps %s probed; the last, step %d (%d tasks, %d continuations per action, β = %g), per "+
+		"1 − TV(θ,π*)/TV(ρ,π*); loss target: the slope on log(θ/ρ) of the target AnchorTB's own gradient set for the "+
+		"action in training (1: θ sits on it), reach: how much of π*'s tilt that target asks for. Steps %s probed; the last, step %d (%d tasks, %d continuations per action, β = %g), per "+
 		"family. Family × role interaction of log(θ/ρ) against log(π*/ρ): correlation %s (variance θ %s, π* %s). %s",
 		joinInts(steps), last.Step, last.Tasks, last.Continuations, last.Beta, probeNum(in.Correlation, "%.3f"),
 		probeNum(in.VarTheta, "%.1e"), probeNum(in.VarPiStar, "%.1e"), last.Verdict)

@@ -264,8 +264,10 @@ func TestProbeSection(t *testing.T) {
 			for a, m := range []float64{0.2, 0.6} {
 				p := []float64{3.0 / 7, 4.0 / 7}[a]
 				lt := logTheta(math.Log(0.5), math.Log(p))
+				target := lt - math.Log(0.5) // θ sits on its loss's target
 				out = append(out, schema.ProbeRow{TaskID: family + "/t", Family: family, ActionIndex: int32(a), Role: []string{"solver", "planner"}[a],
-					Beta: math.Ln2, Rho: 0.5, Theta: math.Exp(lt), PiStar: p, LogRho: math.Log(0.5), LogTheta: lt, U: 1 + m, UEven: 1 + m, UOdd: 1 + m, MeanReward: m, Continuations: 8})
+					Beta: math.Ln2, Rho: 0.5, Theta: math.Exp(lt), PiStar: p, LogRho: math.Log(0.5), LogTheta: lt, U: 1 + m, UEven: 1 + m, UOdd: 1 + m, MeanReward: m, Continuations: 8,
+					LossTarget: &target, LossTargetN: 40})
 			}
 		}
 		return out
@@ -284,7 +286,8 @@ func TestProbeSection(t *testing.T) {
 	md := f.Table.Markdown()
 	for _, want := range []string{
 		"| **1** | **all** | **2** | **40.00** | **+0.00** | **+2.86** | **+20.00** | **0.000** | **0.000** | **0.00** | **0.0714** | **0.0714** | **0.000** |",
-		"| 3 | medqa | 1 | 40.00 | +2.86 | +2.86 | +20.00 | 1.000 | 1.000 | 0.00 | 0.0000 | 0.0714 | 1.000 | 0.0000 |",
+		"| 3 | medqa | 1 | 40.00 | +2.86 | +2.86 | +20.00 | 1.000 | 1.000 | 0.00 | 0.0000 | 0.0714 | 1.000 | 0.0000 | 0.0102 | 1.000 | 1.000 |",
+		"| **0.0102** | **0.0102** | **—** | **0.000** |", // step 1: θ = ρ, so no slope on log(θ/ρ); the target asks for none of π*'s tilt
 		"| **3** | **all** | **2** |",
 	} {
 		if !strings.Contains(md, want) {
