@@ -15,8 +15,9 @@
 //   - evaluation: eval/results.arrow in the shape of the paper's Table 1 (BuildEvalTable, whose
 //     Markdown rendering `evosteer eval` prints too);
 //   - probe, only when the run was probed (`evosteer probe`): per probed step, θ against its
-//     target π* at the first decision (probetable.Summarize of probe/step-NNNNNN/probe.arrow), per
-//     family for the last probed step, with its verdict and family × role interaction.
+//     target π* and against its loss's own target at the first decision (probetable.Summarize of
+//     probe/step-NNNNNN/probe.arrow), per family for the last probed step, with its verdict and
+//     family × role interaction.
 //
 // Every number is computed in plain Go from the rows (schema.ReadFile, and a four-column read of
 // the wide decisions table), by exported functions the tests check against hand-computed
