@@ -216,7 +216,6 @@ func taskOf(rows []schema.ProbeRow, beta float64) taskStat {
 	n := len(rows)
 	x, y, w := make([]float64, n), make([]float64, n), make([]float64, n)
 	xc, xa, xb := make([]float64, n), make([]float64, n), make([]float64, n) // bias-corrected log Û: all, even, odd
-	var xm, ym, cm, am, bm float64
 	for i, r := range rows {
 		st.er += r.Rho * r.MeanReward
 		st.et += r.Theta * r.MeanReward
@@ -240,26 +239,19 @@ func taskOf(rows []schema.ProbeRow, beta float64) taskStat {
 		mm := int(r.Continuations)
 		xc[i], xa[i], xb[i] = jensen(r.U, mm), jensen(r.UEven, mm-mm/2), jensen(r.UOdd, mm/2)
 		w[i] = r.Rho / wsum
-		xm += w[i] * x[i]
-		ym += w[i] * y[i]
-		cm += w[i] * xc[i]
-		am += w[i] * xa[i]
-		bm += w[i] * xb[i]
 		st.roles = append(st.roles, r.Role)
 		st.continuations = min(st.continuations, int(r.Continuations))
 		st.unhealthy += int(r.Unhealthy)
 	}
-	for i := range rows {
-		x[i] -= xm
-		y[i] -= ym
-		st.sxy += w[i] * x[i] * y[i]
-		st.sxx += w[i] * x[i] * x[i]
-		st.syc += w[i] * (xc[i] - cm) * y[i]
-		st.scc += w[i] * (xc[i] - cm) * (xc[i] - cm)
-		st.sab += w[i] * (xa[i] - am) * (xb[i] - bm)
+	st.sxy, st.sxx = wcov(w, x, y), wcov(w, x, x)
+	st.syc, st.scc, st.sab = wcov(w, xc, y), wcov(w, xc, xc), wcov(w, xa, xb)
+	st.tzy, st.tyy, st.tzc, st.tab = lossTargetSums(rows, w, y, xc, xa, xb)
+	mx, my := wmean(w, x), wmean(w, y)
+	for i := range x { // the interaction's cells average task-centred values
+		x[i] -= mx
+		y[i] -= my
 	}
 	st.x, st.y, st.n = x, y, n
-	st.tzy, st.tyy, st.tzc, st.tab = lossTargetSums(rows, w, y, xc, xa, xb)
 	return st
 }
 
@@ -292,19 +284,29 @@ func lossTargetSums(rows []schema.ProbeRow, w, y, xc, xa, xb []float64) (zy, yy,
 	return wcov(ws, z, wy), wcov(ws, wy, wy), wcov(ws, z, wc), wcov(ws, wa, wb)
 }
 
-// wcov is the covariance of a and b under the weights w (normalised to sum 1, each series
-// centred on its weighted mean).
-func wcov(w, a, b []float64) float64 {
-	var ws, ma, mb float64
+// wmean is the mean of a under the weights w (0 when they sum to 0).
+func wmean(w, a []float64) float64 {
+	var ws, m float64
 	for i := range w {
 		ws += w[i]
-		ma += w[i] * a[i]
-		mb += w[i] * b[i]
+		m += w[i] * a[i]
 	}
 	if ws == 0 {
 		return 0
 	}
-	ma, mb = ma/ws, mb/ws
+	return m / ws
+}
+
+// wcov is the covariance of a and b under the weights w (normalised to sum 1, each series
+// centred on its weighted mean).
+func wcov(w, a, b []float64) float64 {
+	ws, ma, mb := 0.0, wmean(w, a), wmean(w, b)
+	for _, x := range w {
+		ws += x
+	}
+	if ws == 0 {
+		return 0
+	}
 	c := 0.0
 	for i := range w {
 		c += w[i] / ws * (a[i] - ma) * (b[i] - mb)
@@ -476,8 +478,8 @@ func pearson(a, b []float64) float64 {
 // coverage ≥ CoverageAtTarget), so what limits θ is what π* is worth; or θ short of π* and
 // behind it in reward, and then either on the target its own loss sets (LossTargetSlope within
 // [SlopeAtTarget, 1/SlopeAtTarget]), so what limits θ is that target — the flows — or off that
-// too, so what limits θ is its optimisation. The slope judged is the corrected one where it is defined: the
-// raw slope understates θ's coverage by the noise share.
+// too, so what limits θ is its optimisation. The slope judged is the corrected one where it is
+// defined: the raw slope understates θ's coverage by the noise share.
 func Verdict(g Group) string {
 	cov := float64(g.Coverage)
 	sl := g.SlopeCorrected

@@ -93,6 +93,11 @@ func Run(ctx context.Context, r *rundir.Folder, o Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("probe: %w", err)
 	}
+	// Read before the minutes of forced episodes, so that missing training data fails at once.
+	targets, err := lossTargets(r, o.Step, o.TargetWindow)
+	if err != nil {
+		return nil, fmt.Errorf("probe: %w (--target-window 0 probes without loss targets)", err)
+	}
 	train, err := tasks.ReadFile(r.TasksPath("train"))
 	if err != nil {
 		return nil, fmt.Errorf("probe: %w", err)
@@ -156,10 +161,6 @@ func Run(ctx context.Context, r *rundir.Folder, o Options) (*Result, error) {
 		}
 		played += len(jobs)
 		report(Progress{Tasks: lo + len(chunk), TotalTasks: len(picked), Episodes: played, TotalEpisodes: total})
-	}
-	targets, err := lossTargets(r, o.Step, o.TargetWindow)
-	if err != nil {
-		return nil, fmt.Errorf("probe: %w (--target-window 0 probes without loss targets)", err)
 	}
 	setLossTargets(rows, targets)
 	sum, err := probetable.Summarize(o.Step, rows)

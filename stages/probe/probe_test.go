@@ -341,16 +341,12 @@ func TestLossTargetsMatchTheFlows(t *testing.T) {
 		}
 		eps := map[string]schema.EpisodeRow{}
 		first := map[string]string{}
-		for _, p := range rollout[0] {
-			for _, e := range readRows[schema.EpisodeRow](t, schema.Episodes, p) {
-				eps[e.EpisodeID] = e
-			}
+		for _, e := range readRows[schema.EpisodeRow](t, schema.Episodes, rollout[0]...) {
+			eps[e.EpisodeID] = e
 		}
-		for _, p := range rollout[1] {
-			for _, d := range readRows[schema.DecisionRow](t, schema.Decisions, p) {
-				if d.T == 0 {
-					first[d.EpisodeID] = d.ActionJSON
-				}
+		for _, d := range readRows[schema.DecisionRow](t, schema.Decisions, rollout[1]...) {
+			if d.T == 0 {
+				first[d.EpisodeID] = d.ActionJSON
 			}
 		}
 		deltaL := map[string][]float64{}
@@ -397,9 +393,9 @@ func definitionTau(f, dl []float64) float64 {
 	return sum/float64(T) - f[0]
 }
 
-func readRows[R any](t *testing.T, tbl *schema.Table, path string) []R {
+func readRows[R any](t *testing.T, tbl *schema.Table, paths ...string) []R {
 	t.Helper()
-	rows, err := schema.ReadFile[R](tbl, path)
+	rows, err := schema.ReadFiles[R](tbl, paths)
 	if err != nil {
 		t.Fatal(err)
 	}

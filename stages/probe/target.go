@@ -64,24 +64,20 @@ func addTargets(r *rundir.Folder, j int, out map[cell]*lossTarget) error {
 	if err != nil {
 		return err
 	}
-	for _, path := range shards[0] {
-		rows, err := schema.ReadFile[schema.EpisodeRow](schema.Episodes, path)
-		if err != nil {
-			return err
-		}
-		for _, e := range rows {
-			eps[e.EpisodeID] = &first{family: e.Family, T: e.T}
-		}
+	episodes, err := schema.ReadFiles[schema.EpisodeRow](schema.Episodes, shards[0])
+	if err != nil {
+		return err
 	}
-	for _, path := range shards[1] {
-		rows, err := schema.ReadFile[schema.DecisionRow](schema.Decisions, path)
-		if err != nil {
-			return err
-		}
-		for _, d := range rows {
-			if e := eps[d.EpisodeID]; d.T == 0 && e != nil {
-				e.action, e.hasAction = d.ActionJSON, true
-			}
+	for _, e := range episodes {
+		eps[e.EpisodeID] = &first{family: e.Family, T: e.T}
+	}
+	decisions, err := schema.ReadFiles[schema.DecisionRow](schema.Decisions, shards[1])
+	if err != nil {
+		return err
+	}
+	for _, d := range decisions {
+		if e := eps[d.EpisodeID]; d.T == 0 && e != nil {
+			e.action, e.hasAction = d.ActionJSON, true
 		}
 	}
 	scores, err := schema.ReadFile[schema.ScoreRow](schema.Scores, filepath.Join(r.StageDir(j, layout.Rescore), layout.ScoresFile))
