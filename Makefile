@@ -94,15 +94,19 @@ ABL_JOBS    ?= 2
 ablations: build
 	./$(BIN) ablations --dir $(ABL_DIR) --seeds $(ABL_SEEDS) --steps $(ABL_STEPS) --jobs $(ABL_JOBS)
 
-# The exact world's full curves: every objective, EXACT_STEPS steps (about 3½ minutes on 2 cores).
-EXACT_DIR   ?= runs/exact
-EXACT_STEPS ?= 300
+# The exact world's full curves: every objective, EXACT_STEPS steps, then AnchorTB and TB in the
+# noisy world (about 5 minutes on 2 cores).
+EXACT_DIR          ?= runs/exact
+EXACT_STEPS        ?= 300
+EXACT_NOISY_CONFIG ?= configs/exact-noisy.yaml
 
 ## exact: train anchortb, tb, ppo and grpo on the enumerable world (internal/exact) and measure θ's
-## exact distance to P* ∝ ρ·R_β per step; writes $(EXACT_DIR)/curve.arrow and curve.md
+## exact distance to P* ∝ ρ·R_β per step; then anchortb and tb with noisy rewards, where their fixed
+## point is P_KL ∝ ρ·exp(β·E[r]); writes $(EXACT_DIR)/curve.arrow, curve.md and $(EXACT_DIR)-noisy/
 .PHONY: exact
 exact: build
 	./$(BIN) exact --config $(CONFIG) --steps $(EXACT_STEPS) --out $(EXACT_DIR) --check
+	./$(BIN) exact --config $(EXACT_NOISY_CONFIG) --reward-noise --objectives anchortb,tb --steps $(EXACT_STEPS) --out $(EXACT_DIR)-noisy --check
 
 ## test: the default suite (what CI runs), every benchmark once at its -short size (a few seconds
 ## in all, so none rots), plus the build without the duckdb_arrow tag

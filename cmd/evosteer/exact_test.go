@@ -45,6 +45,27 @@ func TestExactCommand(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(checked, "curve.arrow")); err != nil {
 		t.Fatalf("--check must still write the curve: %v", err)
 	}
+	// The noisy world: its summary adds P_KL, which differs from P* there, and the curve can be
+	// queried with its own step column.
+	noisy := filepath.Join(t.TempDir(), "noisy")
+	text, err = run(t, "", "exact", "--objectives", "anchortb", "--steps", "2", "--families", "1", "--tasks", "2", "--roles", "2", "--out", noisy, "--reward-noise")
+	if err != nil {
+		t.Fatalf("exact --reward-noise: %v\n%s", err, text)
+	}
+	if !strings.Contains(text, "Exact world with noisy rewards") || !strings.Contains(text, "| TV(θ, P_KL) | TV(ρ, P_KL) |") {
+		t.Fatalf("the noisy world's summary:\n%s", text)
+	}
+	rows, err = schema.ReadFile[schema.ExactCurveRow](schema.ExactCurve, filepath.Join(noisy, "curve.arrow"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows[0].TVKL != rows[0].TVKLRho || rows[0].TVKL == rows[0].TV {
+		t.Fatalf("step 0 of the noisy world: TV to P_KL %v (ρ %v) should differ from TV to P* %v", rows[0].TVKL, rows[0].TVKLRho, rows[0].TV)
+	}
+	text, err = run(t, "", "sql", "--run", noisy, "--format", "csv", "SELECT max(step) AS last, count(*) AS n FROM exact_curve")
+	if err != nil || !strings.Contains(text, "last,n\n2,3") {
+		t.Fatalf("sql over the curve (its own step column, 3 rows): %v\n%s", err, text)
+	}
 	for _, bad := range [][]string{{"--objectives", "sgd"}, {"--roles", "1"}} {
 		dir := filepath.Join(t.TempDir(), "bad")
 		args := append([]string{"exact", "--steps", "1", "--out", dir}, bad...)

@@ -137,6 +137,9 @@ func (db *DB) loadRunFile(ctx context.Context, path, rel string, with []Column, 
 		return err
 	}
 	defer rr.Release()
+	// A table with its own step column (exact_curve: a training step) keeps it; the folder's
+	// step would clash with it and says nothing for a file outside step folders.
+	with = slices.DeleteFunc(slices.Clone(with), func(c Column) bool { return f.Table.Schema.HasField(c.Name) })
 	if err := db.AppendTable(ctx, name, rr, with); err != nil {
 		return fmt.Errorf("%s: %w", rel, err)
 	}

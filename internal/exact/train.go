@@ -18,9 +18,13 @@ type Point struct {
 	// TV is the total variation between θ's terminal distribution and P* ∝ ρ·R_β; TVRho the
 	// same for ρ (the distance training has to cover).
 	TV, TVRho float64
-	// MissMax is the probability θ gives to histories whose reward is below the task's best.
+	// TVKL is the total variation between θ's terminal distribution and P_KL ∝ ρ·exp(E[log R_β]),
+	// AnchorTB's and TB's fixed point when rewards are noisy (World.TargetKL), TVKLRho the same for
+	// ρ; they equal TV and TVRho when rewards are deterministic.
+	TVKL, TVKLRho float64
+	// MissMax is the probability θ gives to histories whose expected reward is below the task's best.
 	MissMax float64
-	// Expected reward under θ, P*, ρ and the best history.
+	// Expected reward under θ, P*, ρ and the best history (of the best expected reward).
 	RewardTheta, RewardTarget, RewardRho, RewardMax float64
 	// Loss and LossRho are the update's batch means (its loss, and with every Δℓ = 0); 0 at step 0.
 	Loss, LossRho float64
@@ -167,14 +171,14 @@ func (w *World) play(q int, t *table, current bool, rng *rand.Rand) (gpu.Traject
 			DeltaL: float64(lt[a]) - float64(lr[a]), LogpTheta: float64(lt[a]), LogpBehavior: float64(behaviour[a]), Tokens: 1})
 		switch {
 		case s.kind == atStart && a == 0:
-			tr.Reward = w.reward[q][0]
+			tr.Reward = w.draw(q, 0, rng)
 			return tr, nil
 		case s.kind == atStart:
 			s = state{task: q, kind: afterAgent, role: a - 1}
 		case s.kind == afterAgent && a != secondStop:
 			s = state{task: q, kind: afterSecond, role: s.role, second: a}
 		default:
-			tr.Reward = w.reward[q][1+s.role*seconds+s.second]
+			tr.Reward = w.draw(q, 1+s.role*seconds+s.second, rng)
 			return tr, nil
 		}
 	}
@@ -209,14 +213,28 @@ func (w *World) terminal(t *table, theta bool) [][]float64 {
 	return out
 }
 
-// Target returns P*(·|q) ∝ ρ(·|q)·R_β(r(q, ·)) for every task, given ρ's terminal distributions.
+// Target returns P*(·|q) ∝ ρ(·|q)·E[R_β | q, ·] for every task, given ρ's terminal distributions.
+// R_β of a binary reward is affine in it, so E[R_β] = R_β(E[r]).
 func (w *World) Target(rho [][]float64, beta float64) [][]float64 {
+	return w.tilt(rho, func(q, i int) float64 { return gpu.LogRewardBeta(w.success[q][i], beta) })
+}
+
+// TargetKL returns P_KL(·|q) ∝ ρ(·|q)·exp(E[log R_β | q, ·]) = ρ·exp(β·E[r]), the maximiser of
+// E_θ[β·r] − KL(θ‖ρ). AnchorTB and TB regress toward log R_β of sampled rewards, so with noisy
+// rewards their expected loss is that of the deterministic world whose log R_β is E[log R_β]:
+// P_KL is their fixed point. It equals P* when the reward is deterministic.
+func (w *World) TargetKL(rho [][]float64, beta float64) [][]float64 {
+	return w.tilt(rho, func(q, i int) float64 { return beta * w.success[q][i] })
+}
+
+// tilt returns ρ·exp(logWeight) normalised per task.
+func (w *World) tilt(rho [][]float64, logWeight func(q, i int) float64) [][]float64 {
 	out := make([][]float64, len(rho))
 	for q, p := range rho {
 		out[q] = make([]float64, len(p))
 		z := 0.0
 		for i, x := range p {
-			out[q][i] = x * math.Exp(gpu.LogRewardBeta(w.reward[q][i], beta))
+			out[q][i] = x * math.Exp(logWeight(q, i))
 			z += out[q][i]
 		}
 		for i := range out[q] {
@@ -226,20 +244,22 @@ func (w *World) Target(rho [][]float64, beta float64) [][]float64 {
 	return out
 }
 
-// measure compares θ's terminal distributions with P* and the reward maximum.
+// measure compares θ's terminal distributions with P*, P_KL and the reward maximum.
 func (w *World) measure(step int, theta, rho [][]float64, beta float64) Point {
-	target := w.Target(rho, beta)
+	target, kl := w.Target(rho, beta), w.TargetKL(rho, beta)
 	pt := Point{Step: step}
 	n := float64(w.Tasks())
 	for q := range theta {
 		best := 0.0
-		for _, r := range w.reward[q] {
+		for _, r := range w.success[q] {
 			best = math.Max(best, r)
 		}
-		var tv, tvRho, miss float64
-		for i, r := range w.reward[q] {
+		var tv, tvKL, tvRho, tvKLRho, miss float64
+		for i, r := range w.success[q] {
 			tv += math.Abs(theta[q][i]-target[q][i]) / 2
+			tvKL += math.Abs(theta[q][i]-kl[q][i]) / 2
 			tvRho += math.Abs(rho[q][i]-target[q][i]) / 2
+			tvKLRho += math.Abs(rho[q][i]-kl[q][i]) / 2
 			if r < best {
 				miss += theta[q][i]
 			}
@@ -248,7 +268,9 @@ func (w *World) measure(step int, theta, rho [][]float64, beta float64) Point {
 			pt.RewardRho += rho[q][i] * r / n
 		}
 		pt.TV += tv / n
+		pt.TVKL += tvKL / n
 		pt.TVRho += tvRho / n
+		pt.TVKLRho += tvKLRho / n
 		pt.MissMax += miss / n
 		pt.RewardMax += best / n
 	}

@@ -21,16 +21,23 @@ const (
 // World is the enumerable world: Families × TasksPerFamily tasks and Roles roles.
 //
 // A history is (first, second): first = −1 when the episode stopped at once (reward 0), else the
-// role added; second one of secondStop, secondVerify, secondRerun. The reward of a history is 1
-// when a seeded uniform draw falls below sigmoid(competence[family][role] + effect[family][second]
-// + offset[task]), else 0: structured (each family has its own best role and its own best
-// repair) and deterministic per (task, history).
+// role added; second one of secondStop, secondVerify, secondRerun. A history's success
+// probability is p = sigmoid(competence[family][role] + effect[family][second] + offset[task]):
+// structured, since each family has its own best role and its own best repair. In the
+// deterministic world the reward is 1 when a seeded uniform draw per (task, history) falls below p,
+// else 0, the same in every episode. In the noisy world (RewardNoise) every episode draws its own
+// binary reward with probability p, as an executor's outcome is drawn in a real run; the decisions
+// are still deterministic, so the noise is in the reward alone.
 type World struct {
 	Families, TasksPerFamily, Roles int
-	competence                      [][]float64 // [family][role]
-	effect                          [][]float64 // [family][second]
-	offset                          []float64   // [task]
-	reward                          [][]float64 // [task][history index]
+	// RewardNoise: each episode draws its reward from the history's success probability.
+	RewardNoise bool
+	competence  [][]float64 // [family][role]
+	effect      [][]float64 // [family][second]
+	offset      []float64   // [task]
+	// success is the probability that history i of task q is rewarded: 0 or 1 in the deterministic
+	// world, p in the noisy one. [task][history index]
+	success [][]float64
 }
 
 // Histories is the number of terminal histories of a task: stop at once, or a role and one of
@@ -52,12 +59,12 @@ func (w *World) history(i int) history {
 
 // NewWorld builds the world of the given sizes from a seed. Families cycle through three
 // patterns: the best role is role 1 + f mod (Roles−1), and verifying helps in one family of
-// three, rerunning in another, neither in the third.
-func NewWorld(families, tasksPerFamily, roles int, runSeed uint64) (*World, error) {
+// three, rerunning in another, neither in the third. rewardNoise makes the noisy world.
+func NewWorld(families, tasksPerFamily, roles int, runSeed uint64, rewardNoise bool) (*World, error) {
 	if families < 1 || tasksPerFamily < 1 || roles < 2 || roles > policy.ActionWidth-4 {
 		return nil, fmt.Errorf("exact world: bad sizes: %d families, %d tasks per family, %d roles (2 to %d)", families, tasksPerFamily, roles, policy.ActionWidth-4)
 	}
-	w := &World{Families: families, TasksPerFamily: tasksPerFamily, Roles: roles}
+	w := &World{Families: families, TasksPerFamily: tasksPerFamily, Roles: roles, RewardNoise: rewardNoise}
 	for f := range families {
 		c := make([]float64, roles)
 		for r := range c {
@@ -81,11 +88,14 @@ func NewWorld(families, tasksPerFamily, roles int, runSeed uint64) (*World, erro
 		for i := 1; i < len(rs); i++ {
 			h := w.history(i)
 			p := 1 / (1 + math.Exp(-(w.competence[f][h.first] + w.effect[f][h.second] + w.offset[q])))
-			if uniform(runSeed, "reward", q, i) < p {
+			switch {
+			case rewardNoise:
+				rs[i] = p
+			case uniform(runSeed, "reward", q, i) < p:
 				rs[i] = 1
 			}
 		}
-		w.reward = append(w.reward, rs)
+		w.success = append(w.success, rs)
 	}
 	return w, nil
 }
@@ -96,8 +106,19 @@ func uniform(runSeed uint64, what string, a, b int) float64 {
 	return rand.New(rand.NewPCG(x, x^0x756e69666f726d)).Float64()
 }
 
-// Reward is the reward of history i of task q.
-func (w *World) Reward(q, i int) float64 { return w.reward[q][i] }
+// Reward is the expected reward of history i of task q (its reward, in the deterministic world).
+func (w *World) Reward(q, i int) float64 { return w.success[q][i] }
+
+// draw is the reward of one episode that ended in history i of task q.
+func (w *World) draw(q, i int, rng *rand.Rand) float64 {
+	if !w.RewardNoise {
+		return w.success[q][i]
+	}
+	if rng.Float64() < w.success[q][i] {
+		return 1
+	}
+	return 0
+}
 
 // TaskID names task q.
 func (w *World) TaskID(q int) string { return fmt.Sprintf("exact-f%d-q%03d", q/w.TasksPerFamily, q) }
