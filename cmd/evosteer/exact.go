@@ -41,6 +41,7 @@ sampled reward, so their fixed point is then P_KL ∝ ρ·exp(E[log R_β]) = ρ�
 maximiser of E[β·r] − KL(θ‖ρ), and not P* ∝ ρ·E[R_β]: the summary adds TV(θ, P_KL), and their
 verdict asks that θ end nearer P_KL than P* (the two are far apart at β = 4, a few hundredths
 apart at β = 2; make exact runs the noisy world at β = 4).
+
 The network, optimizer, β and ablations come from the configuration (--config overlays
 pipeline.yaml), so a change to any of them can be judged here in minutes before a real run.
 
