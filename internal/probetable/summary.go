@@ -259,29 +259,17 @@ func taskOf(rows []schema.ProbeRow, beta float64) taskStat {
 // that have one (at least two), re-weighted and re-centred over those rows: Σw·τ·y, Σw·y·y,
 // Σw·τ·x and Σw·x_even·x_odd with y = log(θ/ρ) and x the bias-corrected log Û (all, even, odd).
 func lossTargetSums(rows []schema.ProbeRow, w, y, xc, xa, xb []float64) (zy, yy, zc, ab float64) {
-	var idx []int
+	var z, ws, ys, cs, as, bs []float64
 	for i, r := range rows {
 		if r.LossTarget != nil {
-			idx = append(idx, i)
+			z, ws = append(z, *r.LossTarget), append(ws, w[i])
+			ys, cs, as, bs = append(ys, y[i]), append(cs, xc[i]), append(as, xa[i]), append(bs, xb[i])
 		}
 	}
-	if len(idx) < 2 {
+	if len(z) < 2 {
 		return 0, 0, 0, 0
 	}
-	pick := func(v []float64) []float64 {
-		out := make([]float64, len(idx))
-		for k, i := range idx {
-			out[k] = v[i]
-		}
-		return out
-	}
-	z := make([]float64, len(idx))
-	for k, i := range idx {
-		z[k] = *rows[i].LossTarget
-	}
-	ws := pick(w)
-	wy, wc, wa, wb := pick(y), pick(xc), pick(xa), pick(xb)
-	return wcov(ws, z, wy), wcov(ws, wy, wy), wcov(ws, z, wc), wcov(ws, wa, wb)
+	return wcov(ws, z, ys), wcov(ws, ys, ys), wcov(ws, z, cs), wcov(ws, as, bs)
 }
 
 // wmean is the mean of a under the weights w (0 when they sum to 0).
