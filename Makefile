@@ -108,6 +108,17 @@ exact: build
 	./$(BIN) exact --config $(CONFIG) --steps $(EXACT_STEPS) --out $(EXACT_DIR) --check
 	./$(BIN) exact --config $(EXACT_NOISY_CONFIG) --reward-noise --objectives anchortb,tb --steps $(EXACT_STEPS) --out $(EXACT_DIR)-noisy --check
 
+# The world fit's output folder; make calibrate then compares its world with the committed one.
+CAL_DIR     ?= runs/calibrate
+
+## calibrate: fit the simulated world to the paper's Table 2 baseline rows
+## (configs/paper-table2-baselines.csv), check it on fresh seeds and refit from a second seed
+## (about an hour on 2 cores); fails unless the fit writes configs/world-paper.yaml byte for byte
+.PHONY: calibrate
+calibrate: build
+	./$(BIN) calibrate --targets configs/paper-table2-baselines.csv --out $(CAL_DIR)
+	@cmp $(CAL_DIR)/world.yaml configs/world-paper.yaml && echo "$(CAL_DIR)/world.yaml is the committed default world, byte for byte"
+
 ## test: the default suite (what CI runs), every benchmark once at its -short size (a few seconds
 ## in all, so none rots), plus the build without the duckdb_arrow tag
 test:

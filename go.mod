@@ -48,5 +48,6 @@ require (
 	golang.org/x/exp v0.0.0-20260112195511-716be5621a96 // indirect
 	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/tools v0.48.0 // indirect
 	k8s.io/klog/v2 v2.130.1 // indirect
 )

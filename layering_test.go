@@ -62,6 +62,7 @@ var forbidden = []forbid{
 	{"internal/stats", []string{"internal/duck", "internal/rundir", "schema"}, "stats must not read files or import DuckDB"},
 	{"internal/arrowfmt", []string{"internal/duck", "internal/rundir"}, "arrowfmt must not read files or run queries"},
 	{"internal/exact", []string{"internal/rundir", "internal/learner"}, "exact must not read or write run folders"},
+	{"internal/calibrate", []string{"internal/rundir", "internal/learner", "gpu", "stages"}, "calibrate must not read or write run folders, learn anything, or import a stage"},
 	{"internal/paradigms", []string{"gpu", "internal/learner", "internal/rundir", "schema"},
 		"paradigms must not learn, read or write files"},
 	{"internal/skills", []string{"internal/episode", "internal/executor"}, "skills must not roll anything out or call an author"},

@@ -27,6 +27,7 @@ func TestRowTypesBindToTheirTables(t *testing.T) {
 		{EvalResults, func() error { _, err := Build(EvalResults, []EvalRow{{}}); return err }},
 		{Probe, func() error { _, err := Build(Probe, []ProbeRow{{}}); return err }},
 		{ExactCurve, func() error { _, err := Build(ExactCurve, []ExactCurveRow{{}}); return err }},
+		{CalibrationFit, func() error { _, err := Build(CalibrationFit, []CalibrationFitRow{{}}); return err }},
 		{Ledger, func() error { _, err := Build(Ledger, []LedgerRow{{}}); return err }},
 		{Skills, func() error { _, err := Build(Skills, []SkillRow{{}}); return err }},
 		{Proposals, func() error { _, err := Build(Proposals, []ProposalRow{{}}); return err }},

@@ -36,6 +36,6 @@ Start with:
 		SilenceErrors: true,
 	}
 	root.AddCommand(newConfigCmd(), newInitCmd(), newInspectCmd(), newSQLCmd(), newRolloutCmd(), newRescoreCmd(), newAggregateCmd(), newUpdateCmd(), newGradeCmd())
-	root.AddCommand(newValidateCmd(), newAuthorCmd(), newStepCmd(), newTrainCmd(), newEvalCmd(), newProbeCmd(), newReportCmd(), newAblationsCmd(), newExactCmd())
+	root.AddCommand(newValidateCmd(), newAuthorCmd(), newStepCmd(), newTrainCmd(), newEvalCmd(), newProbeCmd(), newReportCmd(), newAblationsCmd(), newExactCmd(), newCalibrateCmd())
 	return root
 }

@@ -128,3 +128,12 @@ func (c *Config) YAML() []byte {
 	}
 	return b
 }
+
+// Clone returns a deep copy of the configuration.
+func (c *Config) Clone() *Config {
+	var out Config
+	if err := json.Unmarshal(c.canonicalJSON(), &out); err != nil {
+		panic(fmt.Sprintf("config: clone: %v", err)) // the JSON was just written from the same type
+	}
+	return &out
+}

@@ -22,4 +22,11 @@ type ReferencePrior struct {
 	Stop                           float64 `yaml:"stop" json:"stop"`
 	StopOutputAnswered             float64 `yaml:"stop_output_answered" json:"stop_output_answered"`
 	StopOutputAgrees               float64 `yaml:"stop_output_agrees" json:"stop_output_agrees"`
+
+	// What a prompted LLM orchestrator knows of the task type and of verification.
+	AddToolAgentToEmptyTeam   float64 `yaml:"add_tool_agent_to_empty_team" json:"add_tool_agent_to_empty_team"`
+	AddVerifierToCheckOutput  float64 `yaml:"add_verifier_to_check_output" json:"add_verifier_to_check_output"`
+	AddReviseAnswerToVerifier float64 `yaml:"add_revise_answer_to_verifier" json:"add_revise_answer_to_verifier"`
+	SetOutputCheckedVerifier  float64 `yaml:"set_output_checked_verifier" json:"set_output_checked_verifier"`
+	StopWithUncheckedVerifier float64 `yaml:"stop_with_unchecked_verifier" json:"stop_with_unchecked_verifier"`
 }

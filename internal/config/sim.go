@@ -11,6 +11,11 @@ type Sim struct {
 	FailBase       float64 `yaml:"fail_base" json:"fail_base"`
 	FailSlope      float64 `yaml:"fail_slope" json:"fail_slope"`
 	TruncatedShare float64 `yaml:"truncated_share" json:"truncated_share"`
+	// What a failure costs, as shares of the role's envelope: a timeout charges
+	// timeout_wall_share of the envelope's wall time, a truncation truncated_output_share of its
+	// output tokens. At 1 (the first world) one failure leaves too little budget for any later agent.
+	TimeoutWallShare     float64 `yaml:"timeout_wall_share" json:"timeout_wall_share"`
+	TruncatedOutputShare float64 `yaml:"truncated_output_share" json:"truncated_output_share"`
 
 	// Messages, plans, reruns, verifiers.
 	InputBonus         float64 `yaml:"input_bonus" json:"input_bonus"`
@@ -57,7 +62,9 @@ type Sim struct {
 	Roles    SimRoles    `yaml:"roles" json:"roles"`
 }
 
-// SimFamilies holds one row per IID task type; OOD families use their task type's row.
+// SimFamilies holds one row per benchmark: the six IID task types and the six OOD benchmarks.
+// An OOD benchmark keeps its task type's roles, tools and answer form; its row sets how the
+// executor fares on it.
 type SimFamilies struct {
 	HotpotQA SimFamily `yaml:"hotpotqa" json:"hotpotqa"`
 	NQOpen   SimFamily `yaml:"nq_open" json:"nq_open"`
@@ -65,23 +72,54 @@ type SimFamilies struct {
 	AIME2026 SimFamily `yaml:"aime_2026" json:"aime_2026"`
 	MBPPPlus SimFamily `yaml:"mbpp_plus" json:"mbpp_plus"`
 	ALFWorld SimFamily `yaml:"alfworld" json:"alfworld"`
+
+	TriviaQA    SimFamily `yaml:"triviaqa" json:"triviaqa"`
+	MuSiQue     SimFamily `yaml:"musique" json:"musique"`
+	GPQADiamond SimFamily `yaml:"gpqa_diamond" json:"gpqa_diamond"`
+	MATHHard    SimFamily `yaml:"math_hard" json:"math_hard"`
+	SWEBench    SimFamily `yaml:"swe_bench_verified" json:"swe_bench_verified"`
+	WebShop     SimFamily `yaml:"webshop" json:"webshop"`
 }
 
-// ByTaskType returns the row of an IID task type.
-func (f *SimFamilies) ByTaskType(taskType string) (SimFamily, bool) {
-	switch taskType {
+// SimBenchmarks are the benchmarks with a row, IID first, in the paper's column order.
+var SimBenchmarks = []string{"hotpotqa", "nq_open", "medqa", "aime_2026", "mbpp_plus", "alfworld",
+	"triviaqa", "musique", "gpqa_diamond", "math_hard", "swe_bench_verified", "webshop"}
+
+// Row returns a pointer to the row of a benchmark, nil for an unknown name.
+func (f *SimFamilies) Row(benchmark string) *SimFamily {
+	switch benchmark {
 	case "hotpotqa":
-		return f.HotpotQA, true
+		return &f.HotpotQA
 	case "nq_open":
-		return f.NQOpen, true
+		return &f.NQOpen
 	case "medqa":
-		return f.MedQA, true
+		return &f.MedQA
 	case "aime_2026":
-		return f.AIME2026, true
+		return &f.AIME2026
 	case "mbpp_plus":
-		return f.MBPPPlus, true
+		return &f.MBPPPlus
 	case "alfworld":
-		return f.ALFWorld, true
+		return &f.ALFWorld
+	case "triviaqa":
+		return &f.TriviaQA
+	case "musique":
+		return &f.MuSiQue
+	case "gpqa_diamond":
+		return &f.GPQADiamond
+	case "math_hard":
+		return &f.MATHHard
+	case "swe_bench_verified":
+		return &f.SWEBench
+	case "webshop":
+		return &f.WebShop
+	}
+	return nil
+}
+
+// ByBenchmark returns the row of a benchmark.
+func (f *SimFamilies) ByBenchmark(benchmark string) (SimFamily, bool) {
+	if r := f.Row(benchmark); r != nil {
+		return *r, true
 	}
 	return SimFamily{}, false
 }
@@ -96,7 +134,13 @@ type SimFamily struct {
 	TrapRate     float64 `yaml:"trap_rate" json:"trap_rate"`
 	SearchWeight float64 `yaml:"search_weight" json:"search_weight"`
 	PythonWeight float64 `yaml:"python_weight" json:"python_weight"`
-	OutputScale  float64 `yaml:"output_scale" json:"output_scale"`
+	// PlanWeight scales plan_bonus here: how much a plan helps on this benchmark.
+	PlanWeight float64 `yaml:"plan_weight" json:"plan_weight"`
+	// BareLogit is added to the logit of an execution without the architecture's harness (the
+	// executor alone: no role instruction, the direct baseline), e.g. answers in a form the
+	// grader misses.
+	BareLogit   float64 `yaml:"bare_logit" json:"bare_logit"`
+	OutputScale float64 `yaml:"output_scale" json:"output_scale"`
 }
 
 // SimRoles holds one row per role of the reference.
@@ -152,6 +196,8 @@ func (k *checker) sim(s Sim) {
 		k.fail("sim.fail_slope", "fail_base + fail_slope must be <= 1 (p_fail at difficulty 1), got %g", s.FailBase+s.FailSlope)
 	}
 	prob("truncated_share", s.TruncatedShare)
+	prob("timeout_wall_share", s.TimeoutWallShare)
+	prob("truncated_output_share", s.TruncatedOutputShare)
 
 	finite("input_bonus", s.InputBonus)
 	finite("plan_bonus", s.PlanBonus)
@@ -203,6 +249,12 @@ func (k *checker) sim(s Sim) {
 		{"aime_2026", s.Families.AIME2026, 100},
 		{"mbpp_plus", s.Families.MBPPPlus, 12},
 		{"alfworld", s.Families.ALFWorld, 40},
+		{"triviaqa", s.Families.TriviaQA, 40},
+		{"musique", s.Families.MuSiQue, 40},
+		{"gpqa_diamond", s.Families.GPQADiamond, 3},
+		{"math_hard", s.Families.MATHHard, 100},
+		{"swe_bench_verified", s.Families.SWEBench, 12},
+		{"webshop", s.Families.WebShop, 40},
 	}
 	for _, fm := range fams {
 		key := "families." + fm.name + "."
@@ -215,8 +267,11 @@ func (k *checker) sim(s Sim) {
 			k.fail("sim."+key+"distractors", "must be <= %d for this family, got %d", fm.maxD, fm.f.Distractors)
 		}
 		prob(key+"trap_rate", fm.f.TrapRate)
-		prob(key+"search_weight", fm.f.SearchWeight)
-		prob(key+"python_weight", fm.f.PythonWeight)
+		weight := func(name string, v float64) { k.floatIn("sim."+key+name, v, 0, 10, false, false) }
+		weight("search_weight", fm.f.SearchWeight)
+		weight("python_weight", fm.f.PythonWeight)
+		k.floatIn("sim."+key+"plan_weight", fm.f.PlanWeight, -10, 10, false, false) // a plan may distract
+		finite(key+"bare_logit", fm.f.BareLogit)
 		k.positive("sim."+key+"output_scale", fm.f.OutputScale)
 	}
 

@@ -82,6 +82,9 @@ func (e *env) run(ctx context.Context, j Job) (*Played, error) {
 	}
 	opts := e.options
 	opts.Menu = j.Menu.Skills
+	if b, ok := j.Script.(policy.Barer); ok && b.Bare() {
+		opts.Bare = true
+	}
 	rt := orchestra.New(j.Task, sess, j.Seed, opts)
 	showValue := network && e.useValue
 	var previous float64 // the estimate shown at the previous decision

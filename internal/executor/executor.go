@@ -50,6 +50,9 @@ type Request struct {
 	Messages   []Message // inbound messages, sorted by source id
 	PrevOutput *string   // the node's previous output, nil on its first execution
 	Prompt     string    // the assembled prompt (METHOD.md §2.5)
+	// Bare marks the executor alone, outside the architecture (the direct baseline): the role's
+	// instruction is left out of the prompt.
+	Bare bool
 }
 
 // Usage is what an execution consumed; the runtime charges it to the episode budget.

@@ -43,6 +43,9 @@ type Options struct {
 	Interleaved bool
 	// Repair false is the learnable-repair ablation: RERUN_AGENT and DROP_AGENT are never legal.
 	Repair bool
+	// Bare plays the executor alone (the direct baseline): every request is marked Bare and its
+	// prompt carries no role instruction.
+	Bare bool
 }
 
 // Node is a live agent of the team.
@@ -485,6 +488,9 @@ func (r *Runtime) effect(ctx context.Context, ev *Event) error {
 // the graph whose message is included.
 func (r *Runtime) execute(ctx context.Context, ev *Event, n *Node, extra *Edge) error {
 	role, _ := r.role(n.Role)
+	if r.opt.Bare {
+		role.Instruction = ""
+	}
 	id, ok := r.ledger.reserve(EnvelopeVector(role.Envelope))
 	if !ok {
 		return fmt.Errorf("budget cannot hold %s's envelope", n.ID)
@@ -502,7 +508,7 @@ func (r *Runtime) execute(ctx context.Context, ev *Event, n *Node, extra *Edge) 
 	req := executor.Request{
 		NodeID: n.ID, ExecIndex: r.execs, Seed: seed.Derive(r.seed, strconv.Itoa(r.execs), n.ID),
 		Role: role, Skills: skills, Messages: msgs, PrevOutput: prev,
-		Prompt: fitPrompt(role, r.task.Prompt, skills, msgs, prev),
+		Prompt: fitPrompt(role, r.task.Prompt, skills, msgs, prev), Bare: r.opt.Bare,
 	}
 	res, err := r.sess.Execute(ctx, req)
 	if err != nil {

@@ -88,16 +88,16 @@ func New(name string, searched Workflows) (policy.Policy, error) {
 	switch name {
 	case Direct:
 		t := Template{Name: Direct, Agents: []Agent{{Role: "solver"}}, Output: OutputLast}
-		return player{func(*orchestra.Runtime) (Template, error) { return t, nil }}, nil
+		return player{template: func(*orchestra.Runtime) (Template, error) { return t, nil }, bare: true}, nil
 	case SingleAgent:
-		return player{func(rt *orchestra.Runtime) (Template, error) {
+		return player{template: func(rt *orchestra.Runtime) (Template, error) {
 			return Template{Name: SingleAgent, Agents: []Agent{{Role: worker(rt.Roles())}}, Output: OutputLast}, nil
 		}}, nil
 	case FixedTemplate:
 		t := Template{Name: FixedTemplate, Agents: []Agent{{Role: "planner"}, {Role: "solver", Inputs: []int{0}}, {Role: "verifier", Inputs: []int{1}}}, Output: OutputLast}
-		return player{func(*orchestra.Runtime) (Template, error) { return t, nil }}, nil
+		return player{template: func(*orchestra.Runtime) (Template, error) { return t, nil }}, nil
 	case PlanExecute:
-		return player{func(rt *orchestra.Runtime) (Template, error) {
+		return player{template: func(rt *orchestra.Runtime) (Template, error) {
 			w := worker(rt.Roles())
 			return Template{Name: PlanExecute, Agents: []Agent{{Role: "planner"}, {Role: w, Inputs: []int{0}}, {Role: w, Inputs: []int{0}},
 				{Role: "finalizer", Inputs: []int{1, 2}}}, Output: OutputLast}, nil
@@ -106,7 +106,7 @@ func New(name string, searched Workflows) (policy.Policy, error) {
 		if len(searched) == 0 {
 			return nil, errors.New("paradigms: searched_workflow needs the searched workflows (run the search first)")
 		}
-		return player{func(rt *orchestra.Runtime) (Template, error) {
+		return player{template: func(rt *orchestra.Runtime) (Template, error) {
 			t, ok := searched[rt.TaskType()]
 			if !ok {
 				return Template{}, fmt.Errorf("paradigms: no searched workflow for task type %q", rt.TaskType())
@@ -126,14 +126,19 @@ func worker(roles []executor.Role) string {
 	return "solver"
 }
 
-// player plays the template its function picks for the episode.
+// player plays the template its function picks for the episode; bare plays it as the executor
+// alone (the direct baseline), without the architecture's role instructions.
 type player struct {
 	template func(rt *orchestra.Runtime) (Template, error)
+	bare     bool
 }
+
+// Bare implements policy.Barer.
+func (p player) Bare() bool { return p.bare }
 
 // ForTemplate returns a policy that plays one template everywhere (the search's candidates).
 func ForTemplate(t Template) policy.Policy {
-	return player{func(*orchestra.Runtime) (Template, error) { return t, nil }}
+	return player{template: func(*orchestra.Runtime) (Template, error) { return t, nil }}
 }
 
 // LogProbs puts all the mass on the template's next action.

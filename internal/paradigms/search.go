@@ -70,10 +70,16 @@ func Grammar() []Template {
 
 // SearchOptions configure the workflow search.
 type SearchOptions struct {
-	Templates []Template       // the candidates; nil means Grammar()
-	PerFamily int              // training tasks sampled per task type (all when fewer)
-	Seed      uint64           // the task sample and the episode seeds derive from it
-	Progress  episode.Progress // told after every episode; may be nil
+	Templates []Template // the candidates; nil means Grammar()
+	PerFamily int        // training tasks sampled per task type (all when fewer)
+	// Finalists, when positive, re-plays the best Finalists templates of each task type on
+	// FinalPerFamily tasks (a larger sample holding the first) and chooses among them by that
+	// score: an argmax over a few dozen tasks is a winner's curse, one over a few hundred is
+	// stable.
+	Finalists      int
+	FinalPerFamily int
+	Seed           uint64           // the task sample and the episode seeds derive from it
+	Progress       episode.Progress // told after every episode; may be nil
 }
 
 // Score is one template's result on one task type's sample.
@@ -97,7 +103,57 @@ type SearchResult struct {
 // (common random numbers: one episode seed per task, shared by all templates) through
 // episode.Play on exec, and the best template per task type is frozen: the highest mean reward,
 // then the fewest tokens, then the grammar's order. Training tasks are grouped by task type.
+// With Finalists, the best few of each task type are played again on a larger sample and the
+// winner is chosen there; Scores then hold both stages.
 func Search(ctx context.Context, cfg *config.Config, exec executor.Executor, train []tasks.Task, o SearchOptions) (*SearchResult, error) {
+	first, err := searchStage(ctx, cfg, exec, train, o)
+	if err != nil || o.Finalists < 1 {
+		return first, err
+	}
+	templates := o.Templates
+	if templates == nil {
+		templates = Grammar()
+	}
+	byName := map[string]Template{}
+	for _, t := range templates {
+		byName[t.Name] = t
+	}
+	final := &SearchResult{Workflows: Workflows{}, Scores: first.Scores}
+	for _, tt := range slices.Sorted(maps.Keys(first.Workflows)) {
+		var scores []Score
+		for _, s := range first.Scores {
+			if s.TaskType == tt {
+				scores = append(scores, s)
+			}
+		}
+		// Best first; ties keep the grammar's order (SortStableFunc on the scores' order).
+		slices.SortStableFunc(scores, func(a, b Score) int {
+			return cmp.Or(cmp.Compare(b.Mean, a.Mean), cmp.Compare(a.Tokens, b.Tokens))
+		})
+		var finalists []Template
+		for _, s := range scores[:min(o.Finalists, len(scores))] {
+			finalists = append(finalists, byName[s.Template])
+		}
+		var typed []tasks.Task
+		for _, t := range train {
+			if cmp.Or(t.TaskType, t.Family) == tt {
+				typed = append(typed, t)
+			}
+		}
+		fo := o
+		fo.Templates, fo.PerFamily, fo.Finalists = finalists, max(o.FinalPerFamily, o.PerFamily), 0
+		r, err := searchStage(ctx, cfg, exec, typed, fo)
+		if err != nil {
+			return nil, err
+		}
+		final.Workflows[tt] = r.Workflows[tt]
+		final.Scores = append(final.Scores, r.Scores...)
+	}
+	return final, nil
+}
+
+// searchStage plays every template of o on o.PerFamily tasks per task type and keeps the best.
+func searchStage(ctx context.Context, cfg *config.Config, exec executor.Executor, train []tasks.Task, o SearchOptions) (*SearchResult, error) {
 	templates := o.Templates
 	if templates == nil {
 		templates = Grammar()

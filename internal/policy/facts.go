@@ -31,6 +31,9 @@ type facts struct {
 	menuStatus map[string]string // skill id -> candidate | validated
 	candidates int
 	validated  int
+	toolRoles  map[string]bool // roles that hold a tool in this task type
+	verifiers  int             // verifier nodes in the team
+	checked    map[string]bool // verifiers that received an answer through a revise edge
 }
 
 func newFacts(rt *orchestra.Runtime) *facts {
@@ -55,6 +58,21 @@ func newFacts(rt *orchestra.Runtime) *facts {
 			f.answer[n.ID] = a
 			f.groups[a]++
 			f.largest = max(f.largest, f.groups[a])
+		}
+	}
+	f.toolRoles = map[string]bool{}
+	for _, r := range rt.Roles() {
+		f.toolRoles[r.ID] = len(r.Tools) > 0
+	}
+	f.checked = map[string]bool{}
+	for _, n := range f.nodes {
+		if n.Role == "verifier" {
+			f.verifiers++
+		}
+	}
+	for _, e := range rt.Edges() {
+		if e.Protocol == orchestra.ProtocolRevise && f.nodes[e.Target].Role == "verifier" && f.answered(e.Source) {
+			f.checked[e.Target] = true
 		}
 	}
 	for _, s := range rt.Menu() {

@@ -86,3 +86,9 @@ func Sample(logp []float64, rng *rand.Rand) (int, error) {
 	// never to a masked one.
 	return last, nil
 }
+
+// Barer is a scripted policy that plays the executor alone, outside the architecture (the direct
+// baseline): its episodes' executions carry no role instruction (orchestra.Options.Bare).
+type Barer interface {
+	Bare() bool
+}

@@ -68,6 +68,27 @@ var indicators = []indicator{
 		func(f *facts, a orchestra.Action) bool {
 			return a.Kind == orchestra.KindStop && f.inLargestGroup(f.output)
 		}},
+	{"add_tool_agent_to_empty_team", func(w *config.ReferencePrior) float64 { return w.AddToolAgentToEmptyTeam },
+		func(f *facts, a orchestra.Action) bool {
+			return a.Kind == orchestra.KindAddAgent && a.SkillID == "" && len(f.nodes) == 0 && f.toolRoles[a.RoleID]
+		}},
+	{"add_verifier_to_check_output", func(w *config.ReferencePrior) float64 { return w.AddVerifierToCheckOutput },
+		func(f *facts, a orchestra.Action) bool {
+			return a.Kind == orchestra.KindAddAgent && a.RoleID == "verifier" && f.answers(f.output) && f.verifiers == 0
+		}},
+	{"add_revise_answer_to_verifier", func(w *config.ReferencePrior) float64 { return w.AddReviseAnswerToVerifier },
+		func(f *facts, a orchestra.Action) bool {
+			return a.Kind == orchestra.KindAddEdge && a.Protocol == orchestra.ProtocolRevise && f.answered(a.SourceID) &&
+				f.nodes[a.TargetID].Role == "verifier" && !f.checked[a.TargetID]
+		}},
+	{"set_output_checked_verifier", func(w *config.ReferencePrior) float64 { return w.SetOutputCheckedVerifier },
+		func(f *facts, a orchestra.Action) bool {
+			return a.Kind == orchestra.KindSetOutput && f.checked[a.NodeID] && f.answered(a.NodeID)
+		}},
+	{"stop_with_unchecked_verifier", func(w *config.ReferencePrior) float64 { return w.StopWithUncheckedVerifier },
+		func(f *facts, a orchestra.Action) bool {
+			return a.Kind == orchestra.KindStop && f.verifiers > len(f.checked)
+		}},
 }
 
 // Prior is the reference prior: logits are weighted sums of indicator features, normalised

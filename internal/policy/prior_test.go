@@ -63,6 +63,7 @@ type priorStates struct {
 	agreeOut  *Decision // n0 (output) and n1 both Paris; n2 verifier (Paris); n3 failed
 	failedOut *Decision // n0 failed and the output; n1 Paris
 	lonely    *Decision // n0 Paris, the output, alone
+	checked   *Decision // agreeOut after a revise edge n0 -> n2: the verifier n2 has checked an answer
 }
 
 func buildPriorStates(t *testing.T) priorStates {
@@ -95,6 +96,17 @@ func buildPriorStates(t *testing.T) priorStates {
 	addSolvers(t, rt, 0, 1)
 	act(t, rt, onNode(orchestra.KindSetOutput, "n0"))
 	s.lonely = decision(rt)
+
+	rt = newRuntime(map[string][]executor.Result{
+		"n0": {answered("Answer: Paris")}, "n1": {answered("Answer: paris")},
+		"n2": {answered("Answer: Paris"), answered("Verdict: the inputs are consistent\nAnswer: Paris")}, "n3": {timedOut()},
+	}, testMenu)
+	addSolvers(t, rt, 0, 2)
+	act(t, rt, onNode(orchestra.KindSetOutput, "n0"))
+	act(t, rt, addAgent("n2", "verifier", ""))
+	act(t, rt, addAgent("n3", "solver", ""))
+	act(t, rt, addEdge("n0", "n2", "revise"))
+	s.checked = decision(rt)
 	return s
 }
 
@@ -173,6 +185,24 @@ func TestPriorIndicatorsFire(t *testing.T) {
 			[]probe{{s.agreeOut, stop}},
 			[]probe{{s.lonely, stop}, // a lone answer is no agreeing group
 				{s.failedOut, stop}, {s.agreeOut, onNode(orchestra.KindSetOutput, "n1")}}},
+		{"add_tool_agent_to_empty_team", // the QA task type offers search: researcher and tool_user hold it
+			[]probe{{s.empty, addAgent("n0", "researcher", "")}, {s.empty, addAgent("n0", "tool_user", "")}},
+			[]probe{{s.empty, addAgent("n0", "solver", "")}, {s.empty, addAgent("n0", "researcher", "s1")},
+				{s.lonely, addAgent("n1", "researcher", "")}}},
+		{"add_verifier_to_check_output",
+			[]probe{{s.lonely, addAgent("n1", "verifier", "")}, {s.lonely, addAgent("n1", "verifier", "s1")}},
+			[]probe{{s.agreeOut, addAgent("n4", "verifier", "")}, {s.disagree, addAgent("n2", "verifier", "")},
+				{s.lonely, addAgent("n1", "solver", "")}}},
+		{"add_revise_answer_to_verifier",
+			[]probe{{s.agreeOut, addEdge("n1", "n2", "revise")}},
+			[]probe{{s.agreeOut, addEdge("n1", "n2", "feedback")}, {s.checked, addEdge("n1", "n2", "revise")},
+				{s.agreeOut, addEdge("n2", "n1", "revise")}}},
+		{"set_output_checked_verifier",
+			[]probe{{s.checked, onNode(orchestra.KindSetOutput, "n2")}},
+			[]probe{{s.agreeOut, onNode(orchestra.KindSetOutput, "n2")}, {s.checked, onNode(orchestra.KindSetOutput, "n1")}}},
+		{"stop_with_unchecked_verifier",
+			[]probe{{s.agreeOut, stop}},
+			[]probe{{s.checked, stop}, {s.lonely, stop}}},
 	}
 	covered := map[string]bool{}
 	for _, c := range cases {
@@ -206,7 +236,9 @@ func TestPriorIndicatorsFire(t *testing.T) {
 	}{
 		{s.empty, addAgent("n0", "solver", ""), []string{"add_agent", "add_solver_to_empty_team"}},
 		{s.disagree, addAgent("n2", "verifier", "s1"), []string{"add_agent", "add_agent_with_skill", "add_verifier_when_answers_disagree"}},
-		{s.agreeOut, stop, []string{"stop", "stop_output_answered", "stop_output_agrees"}},
+		{s.agreeOut, stop, []string{"stop", "stop_output_answered", "stop_output_agrees", "stop_with_unchecked_verifier"}},
+		{s.checked, stop, []string{"stop", "stop_output_answered", "stop_output_agrees"}},
+		{s.empty, addAgent("n0", "tool_user", ""), []string{"add_agent", "add_tool_agent_to_empty_team"}},
 		{s.agreeOut, onNode(orchestra.KindSetOutput, "n2"), []string{"set_output_answered", "set_output_largest_group"}},
 		{s.agreeOut, addEdge("n1", "n2", "feedback"), []string{"add_edge", "add_edge_answer_to_verifier"}},
 		{s.failedOut, onNode(orchestra.KindRerunAgent, "n0"), []string{"rerun_agent", "rerun_failed"}},

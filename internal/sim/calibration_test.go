@@ -16,11 +16,11 @@ type calibration struct {
 }
 
 // TestCalibration drives Sessions with scripted teams on 2,400 seeded tasks (400 per IID
-// family) and checks the calibration targets of ARCHITECTURE.md §8: a reference-like episode (one
-// solver, output it; interactive families rerun it until the game ends) solves 35-60% of each
-// family; a strong team (three solvers, then a verifier that receives all three, output the
-// majority answer) does at least 10 points better on average; agreement between independent solvers
-// and verifier flags carry signal about correctness; p_fail grows with difficulty.
+// family) and checks the signals of ARCHITECTURE.md §8 (the levels are the fitted world's, checked
+// against its fit report by internal/calibrate): a strong team (three solvers, then a verifier
+// that receives all three, output the majority answer) does better than one solver on average;
+// agreement between independent solvers and verifier flags carry signal about correctness;
+// p_fail grows with difficulty.
 func TestCalibration(t *testing.T) {
 	p := defaultSim(t)
 	w := New(p, testRunSeed)
@@ -80,9 +80,6 @@ func TestCalibration(t *testing.T) {
 		refSum += ref
 		teamSum += team
 		t.Logf("%-10s n=%d reference-like %.3f  strong team %.3f  (+%.3f)", fam, c.n, ref, team, team-ref)
-		if ref < 0.35 || ref > 0.60 {
-			t.Errorf("%s: reference-like solve rate %.3f outside [0.35, 0.60]", fam, ref)
-		}
 		if len(c.agree) > 0 {
 			ra := pearson(c.agree, c.corr)
 			rf := pearson(c.flag, c.wrong)
@@ -101,7 +98,8 @@ func TestCalibration(t *testing.T) {
 		t.Errorf("strong team beats reference-like by %.3f on average, want >= 0.10", (teamSum-refSum)/n)
 	}
 
-	// OOD families: the same reference-like episode, on tasks shifted harder.
+	// OOD families play rows of their own (the paper's TriviaQA is easier than NQ): logged only;
+	// internal/calibrate checks every benchmark's row against the fit report.
 	var oodSum float64
 	for _, fam := range []string{"triviaqa", "musique", "gpqa_diamond", "math_hard", "swe_bench_verified", "webshop"} {
 		var solved float64
@@ -115,9 +113,6 @@ func TestCalibration(t *testing.T) {
 		t.Logf("%-18s (OOD) reference-like %.3f", fam, solved/n)
 	}
 	t.Logf("OOD average reference-like %.3f (IID %.3f)", oodSum/n, refSum/n)
-	if oodSum/n >= refSum/n {
-		t.Errorf("OOD families are not harder: %.3f vs IID %.3f", oodSum/n, refSum/n)
-	}
 
 	// (e) p_fail grows with difficulty: compare the easiest and hardest thirds.
 	lo, hi := rateBy(diff, fail, 0, 1.0/3), rateBy(diff, fail, 2.0/3, 1.01)

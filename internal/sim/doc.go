@@ -35,9 +35,11 @@
 //
 // Twelve families named after the paper's benchmarks: IID hotpotqa, nq_open, medqa, aime_2026,
 // mbpp_plus, alfworld; OOD triviaqa->nq_open, musique->hotpotqa, gpqa_diamond->medqa,
-// math_hard->aime_2026, swe_bench_verified->mbpp_plus, webshop->alfworld. Parameters are per
-// IID task type (families.<task type>.*); an OOD family uses its task type's row with its
-// difficulty shifted: d = ood_difficulty_shift + (1 - ood_difficulty_shift) * Beta(a, b).
+// math_hard->aime_2026, swe_bench_verified->mbpp_plus, webshop->alfworld. Every benchmark has a
+// row of its own (families.<benchmark>.*); an OOD benchmark keeps its task type's answer form,
+// roles and tools, and its difficulty is shifted: d = ood_difficulty_shift + (1 -
+// ood_difficulty_shift) * Beta(a, b) (0 in the calibrated world, whose OOD rows have their own
+// levels: the paper's TriviaQA is easier than NQ, MATH-Hard than AIME).
 //
 // Tasks(p, runSeed, family, taskType, split, n) returns records "{family}/sim-{i}" (test split
 // "{family}/test-sim-{i}") with prompts in the reference's styles and realistic lengths (prompt
@@ -54,7 +56,10 @@
 //
 // The hidden TaskTruth of a task is regenerable from (run seed, task id) alone:
 //
-//   - Difficulty d ~ Beta(families.F.difficulty_a, difficulty_b).
+//   - Difficulty d ~ Beta(families.F.difficulty_a, difficulty_b), drawn as the Beta quantile of
+//     one uniform from the stream seed.Derive(run seed, "sim/difficulty", task id): a change of
+//     shape moves every task's difficulty monotonically and leaves its other draws alone, so
+//     the world's calibration keeps common random numbers.
 //   - Answer and Distractors: one correct answer and families.F.distractors wrong ones, most
 //     plausible first. QA: entity names or years; MC: letters (at most 3 distractors); math:
 //     integers 0-999 (off-by-one, doubled and halved values first); code: the correct program
@@ -72,7 +77,12 @@
 // An execution's latent logit is
 //
 //	z = families.F.base_logit + roles.R.offset - families.F.kappa * d + sum of bound skills' effects
-//	    (+ plan_bonus if a plan came in) (+ tool and message bonuses below)
+//	    (+ plan_bonus * families.F.plan_weight if a plan came in)
+//	    (+ families.F.bare_logit for the executor alone) (+ tool and message bonuses below)
+//
+// The executor alone is an execution whose Request is Bare: the direct baseline runs its one
+// agent without the architecture's role instruction, and bare_logit is what that costs (or,
+// where positive, gains) on the benchmark — for example answers in a form the grader misses.
 //
 // and a fresh answer is correct with probability sigmoid(z); otherwise it is distractor k with
 // probability proportional to k^-distractor_exponent, so wrong answers agree with each other
@@ -80,9 +90,10 @@
 //
 // Order of events:
 //
-//  1. Failure, with probability FailRate: a timeout (the whole envelope wall time is charged)
-//     or, with probability truncated_share, a truncation (the whole output envelope is
-//     charged). The output is prose cut off mid-sentence with no answer; Status "failed",
+//  1. Failure, with probability FailRate: a timeout (timeout_wall_share of the envelope's wall
+//     time is charged) or, with probability truncated_share, a truncation
+//     (truncated_output_share of the output envelope is charged). At 1 (the first world) one
+//     failure left too little of the 600 s budget for any later agent. The output is prose cut off mid-sentence with no answer; Status "failed",
 //     FailureKind "timeout" or "truncated", AnswerPresent false.
 //  2. A planner writes a plan ("Plan:\n1. ...\n2. ..."), a titled numbered list with no answer
 //     cue and AnswerPresent false, unless it has a bound skill and draws
@@ -187,24 +198,18 @@
 // menus are per task type (an OOD benchmark is offered the skills of the IID task type it maps
 // to), which is what keeps an effect inside its task type and carries it to that OOD benchmark.
 //
-// # Calibration (defaults, measured by the package tests)
+// # Calibration
 //
-// A reference-like episode (one solver, output it) solves 0.45-0.52 of each IID family
-// (alfworld: one solver rerun until the game ends, as the runtime's gated STOP makes any
-// policy play on, 0.56), 0.49 on average; OOD families 0.40-0.48. A strong team (three
-// solvers, then a verifier receiving all three, output the majority answer) solves 0.52-0.71,
-// +0.16 on average. The interactive families are harder than the starting values first planned
-// (requirement 6 + round(6d) instead of 3 + round(6d), step base logit 0.0 instead of 0.4):
-// with 50 steps per episode and the gated STOP, the starting values let the reference prior
-// solve 0.74 of alfworld, above the 35-60% target; now it solves 0.42 (internal/episode's
-// calibration). Agreement of two independent solvers correlates
-// with correctness (r 0.28 for MC, 0.4-0.5 otherwise); verifier flags correlate with a wrong
-// input (r 0.54-0.61; measured recall 0.70, false alarms 0.14); researchers' search-supported
-// answers are right 0.67 of the time against 0.48 for unsupported ones; wrong code runs clean
-// 0.52 of the time; failures rise from 0.05 on easy tasks to 0.12 on hard ones. Single nodes:
-// researcher 0.60/0.56 on hotpotqa/nq_open (solver 0.47/0.50) but 0.32/0.41 on aime/mbpp;
-// tool_user 0.61/0.64 on aime/mbpp (solver 0.46/0.50); finalizer alone about 0.19, after a
-// solver 0.43-0.44; a plan raises the solver that receives it by 4-12 points.
+// The default parameters are fitted to the paper's measured baseline rows (Table 2: the executor
+// alone, single agent, fixed template, plan-then-execute, searched workflow and the untrained
+// architecture ρ, on the twelve benchmarks) by `evosteer calibrate` (internal/calibrate): per
+// benchmark base_logit, the task type's tool weight (search_weight or python_weight),
+// plan_weight and bare_logit, and two weights of ρ's prior. The fitted world is
+// configs/world-paper.yaml, its fit report docs/calibration/fit.md; docs/CALIBRATION.md says what
+// it reproduces and what it does not. The first, hand-set world is configs/world-v1.yaml. The
+// package tests check the signals a learner reads: agreement of independent solvers and verifier
+// flags correlate with correctness, search-supported answers are right more often than
+// unsupported ones, wrong code often runs clean, failures grow with difficulty.
 //
 // It must not read learning outputs or hold global state.
 package sim

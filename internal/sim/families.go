@@ -137,3 +137,15 @@ func powerLaw(r *rand.Rand, m int, exp float64, exclude int) int {
 	}
 	return last
 }
+
+// ToolOf is the tool whose weight sets a benchmark's tool gain: "search" for question answering
+// and multiple choice, "python" for math and code, "" for the interactive benchmarks.
+func ToolOf(family string) string {
+	switch familyTable[family].kind {
+	case kindQA, kindQAPassages, kindMC:
+		return "search"
+	case kindMath, kindCode:
+		return "python"
+	}
+	return ""
+}

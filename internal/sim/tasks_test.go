@@ -49,7 +49,7 @@ func TestTasksRecords(t *testing.T) {
 			if len(task.Answers) != 1 || task.Answers[0] != tr.Answer {
 				t.Fatalf("%s: answers %v, truth %q", task.ID, task.Answers, tr.Answer)
 			}
-			fp, _ := p.Families.ByTaskType(tt)
+			fp, _ := p.Families.ByBenchmark(fam)
 			if len(tr.Distractors) != fp.Distractors || len(tr.SurfacePass) != len(tr.Distractors) {
 				t.Fatalf("%s: %d distractors (want %d), %d surface flags", task.ID, len(tr.Distractors), fp.Distractors, len(tr.SurfacePass))
 			}

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"gonum.org/v1/gonum/stat/distuv"
 	"math"
 	"strconv"
 	"strings"
@@ -63,11 +64,14 @@ func (w *World) TaskTruth(t tasks.Task) TaskTruth {
 }
 
 func buildTruth(p config.Sim, runSeed uint64, id string, info familyInfo, gold []string) TaskTruth {
-	fp, _ := p.Families.ByTaskType(info.taskType)
+	fp, _ := p.Families.ByBenchmark(info.name)
 	r := stream(runSeed, "sim/task", id)
 	tr := TaskTruth{TaskID: id, Family: info.name, TaskType: info.taskType, OOD: info.ood, kind: info.kind}
 
-	d := beta(r, fp.DifficultyA, fp.DifficultyB)
+	// The inverse CDF of one uniform from a stream of its own: a change of the Beta shape moves
+	// every task's difficulty smoothly and leaves its other draws alone (common random numbers).
+	u := stream(runSeed, "sim/difficulty", id).Float64()
+	d := distuv.Beta{Alpha: fp.DifficultyA, Beta: fp.DifficultyB}.Quantile(u)
 	if info.ood {
 		d = p.OODDifficultyShift + (1-p.OODDifficultyShift)*d
 	}

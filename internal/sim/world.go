@@ -82,7 +82,7 @@ func (w *World) Begin(ctx context.Context, t tasks.Task, seed uint64) (executor.
 	if !ok {
 		return nil, fmt.Errorf("sim: task %q: unknown family %q", t.ID, fam)
 	}
-	fp, _ := w.p.Families.ByTaskType(info.taskType)
+	fp, _ := w.p.Families.ByBenchmark(info.name)
 	s := &Session{w: w, task: t, info: info, fp: fp, seed: seed}
 	s.truth = buildTruth(w.p, w.runSeed, t.ID, info, t.Answers)
 	s.cands = append([]string{s.truth.Answer}, s.truth.Distractors...)
@@ -341,11 +341,15 @@ func (x *run) toolsLeft() int {
 	return math.MaxInt32
 }
 
-// baseLogit is c[role, f] - kappa*d + skills (+ the plan bonus when a plan came in).
+// baseLogit is c[role, f] - kappa*d + skills (+ the weighted plan bonus when a plan came in,
+// + bare_logit for the executor alone).
 func (x *run) baseLogit() float64 {
 	z := x.s.fp.BaseLogit + x.rp.Offset - x.s.fp.Kappa*x.s.truth.Difficulty + x.skill
 	if x.plans > 0 {
-		z += x.p.PlanBonus
+		z += x.p.PlanBonus * x.s.fp.PlanWeight
+	}
+	if x.req.Bare {
+		z += x.s.fp.BareLogit
 	}
 	return z
 }
@@ -628,14 +632,15 @@ func (x *run) failed() executor.Result {
 	var extraWall int64
 	if kind == FailureTruncated {
 		if env.OutputTokens > 0 {
-			out = env.OutputTokens
+			out = max(1, int64(math.Round(x.p.TruncatedOutputShare*float64(env.OutputTokens))))
 		} else {
 			out *= 4
 		}
 	} else {
 		out = max(1, int64(float64(out)*(0.3+0.6*r.Float64())))
 		if env.WallMS > 0 {
-			extraWall = env.WallMS // the clock ran out: the whole envelope is spent
+			// The clock ran out: timeout_wall_share of the envelope is spent.
+			extraWall = int64(math.Round(x.p.TimeoutWallShare * float64(env.WallMS)))
 		}
 	}
 	n := min(maxFillerChars, int(4*out))

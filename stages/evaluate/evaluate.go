@@ -81,10 +81,13 @@ func Run(ctx context.Context, r *rundir.Folder, o Options) ([]schema.EvalRow, er
 		name    string
 		learner *gpu.Learner
 		script  policy.Policy
+		lib     *skills.Library
 	}
-	policies := []who{{EvoSteer, theta, nil}}
+	policies := []who{{EvoSteer, theta, nil, lib}}
 	if !o.SkipReference {
-		policies = append(policies, who{Reference, rho, nil})
+		// ρ is the untrained architecture: step 0's network with step 0's library, which has
+		// no skills (the row the world is calibrated to).
+		policies = append(policies, who{Reference, rho, nil, &skills.Library{}})
 	}
 	var searched *paradigms.SearchResult
 	for _, name := range o.Paradigms {
@@ -99,14 +102,14 @@ func Run(ctx context.Context, r *rundir.Folder, o Options) ([]schema.EvalRow, er
 		if err != nil {
 			return nil, err
 		}
-		policies = append(policies, who{name, nil, p})
+		policies = append(policies, who{name, nil, p, lib})
 	}
 	total, done := o.Runs*len(policies)*len(test), 0
 	var rows []schema.EvalRow
 	for run := range o.Runs {
 		runSeed := seed.Derive(cfg.Seed, "eval", strconv.Itoa(run))
 		for _, p := range policies {
-			played, err := episode.Play(ctx, cfg, exec, p.learner, eng, jobs(test, lib, run, runSeed, p.name, p.script), nil)
+			played, err := episode.Play(ctx, cfg, exec, p.learner, eng, jobs(test, p.lib, run, runSeed, p.name, p.script), nil)
 			if err != nil {
 				return nil, fmt.Errorf("evaluate %s run %d: %w", p.name, run, err)
 			}
@@ -139,6 +142,14 @@ func jobs(test []tasks.Task, lib *skills.Library, run int, runSeed uint64, name 
 	return out
 }
 
+// The workflow search plays every template on SearchPerFamily tasks per task type, then its
+// SearchFinalists best on SearchFinalFactor times as many, and freezes the best of those: the
+// searched row is then stable from one seed to the next.
+const (
+	SearchFinalists   = 4
+	SearchFinalFactor = 6
+)
+
 // search runs the searched_workflow paradigm's offline search on the training split.
 func search(ctx context.Context, r *rundir.Folder, exec executor.Executor, perFamily int) (*paradigms.SearchResult, error) {
 	train, err := tasks.ReadFile(r.TasksPath("train"))
@@ -146,7 +157,7 @@ func search(ctx context.Context, r *rundir.Folder, exec executor.Executor, perFa
 		return nil, err
 	}
 	return paradigms.Search(ctx, r.Config, exec, train, paradigms.SearchOptions{PerFamily: max(1, perFamily),
-		Seed: seed.Derive(r.Config.Seed, "eval", "workflow-search")})
+		Finalists: SearchFinalists, FinalPerFamily: SearchFinalFactor * max(1, perFamily), Seed: seed.Derive(r.Config.Seed, "eval", "workflow-search")})
 }
 
 // summarize is one policy's run: per benchmark, the mean score and tokens per task.

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/evosteer/evosteer-go/internal/atomicfile"
+	"github.com/evosteer/evosteer-go/internal/calibrate"
+	"github.com/evosteer/evosteer-go/internal/seed"
+	"github.com/evosteer/evosteer-go/schema"
+)
+
+func newCalibrateCmd() *cobra.Command {
+	var targets, cfgPath, out string
+	var checkTasks, checkRuns int
+	var refitSeed uint64
+	o := calibrate.DefaultOptions()
+	cmd := &cobra.Command{
+		Use:   "calibrate --targets FILE.csv [--out DIR]",
+		Short: "Fit the simulated world to measured baseline scores",
+		Long: `Fit the simulated world (internal/sim) to a table of measured baseline scores and write the
+fitted world as a configuration overlay with its fit report.
+
+--targets is a CSV with a header naming benchmark, policy and score (optional std and n; other
+columns are ignored), one row per cell, scores in points. Policies: direct (the executor alone),
+single_agent, fixed_template, plan_execute, searched_workflow and reference (the untrained
+architecture ρ). The method's own rows are predictions of the world and are refused, as are
+unknown benchmarks, scores outside [0, 100] and repeated cells (with file, line and column).
+
+What is fitted, per benchmark: the level (base_logit), the weight of the task type's tool
+(search_weight or python_weight), how much a plan helps (plan_weight) and the executor-alone
+offset (bare_logit, matched to the direct cell); for ρ, the prior's weights of opening with a tool
+role and of adding a verifier once an answer stands. Everything else is taken from --config
+(failure costs, roles, budgets), and every fitted value starts from the same point whatever
+--config holds, so a fit is reproducible from its inputs. The fit plays the same training tasks
+with the same seeds at every evaluation (common random numbers) and runs block-coordinate
+Nelder–Mead (gonum/optimize): one block per benchmark, then ρ's block, for --rounds rounds; the
+searched workflow is searched afresh at the start of each round.
+
+Then the fitted world is measured on fresh seeds: --check-tasks test tasks per benchmark (AIME has
+30), --check-runs evaluation runs; and, with --refit-seed, fitted a second time from another seed
+and measured on the same runs.
+
+Writes DIR/world.yaml (the overlay: the whole sim: and reference_prior: blocks, with the targets'
+sha256 and the fit's options in its header; byte-identical for the same inputs), DIR/fit.md
+(every cell's target, fit-sample and check scores, residuals and tolerances, every parameter and
+whether it sits at a bound, the degrees of freedom, the refit), DIR/fit.arrow (table
+calibration_fit: every cell's score per source and run, for evosteer sql) and DIR/workflows.json
+(the searched workflows of the last round). Prints one line per block.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if targets == "" {
+				return fmt.Errorf("calibrate: --targets FILE.csv is required")
+			}
+			t, err := calibrate.ReadTargets(targets)
+			if err != nil {
+				return err
+			}
+			base, err := loadConfig(cfgPath)
+			if err != nil {
+				return err
+			}
+			if base.Executor.Backend != "sim" {
+				return fmt.Errorf("calibrate: the executor backend is %q: calibrate fits the simulated world (executor.backend: sim)", base.Executor.Backend)
+			}
+			if err := os.MkdirAll(out, 0o755); err != nil {
+				return err
+			}
+			stderr := cmd.ErrOrStderr()
+			o.Log = func(format string, args ...any) { fmt.Fprintf(stderr, format+"\n", args...) }
+			fmt.Fprintf(stderr, "calibrate: %d cells of %s; fit seed %d\n", len(t.Cells), targets, o.Seed)
+			res, err := calibrate.Fit(cmd.Context(), base, t, o)
+			if err != nil {
+				return err
+			}
+			world, err := calibrate.WorldFile(res.Config, t, o)
+			if err != nil {
+				return err
+			}
+			if err := atomicfile.WriteBytes(filepath.Join(out, "world.yaml"), world, 0o644); err != nil {
+				return err
+			}
+			start := time.Now()
+			check, err := calibrate.NewSample(res.Config, t.Benchmarks(), "test", checkTasks, checkRuns, seed.Derive(o.Seed, "calibrate", "check"))
+			if err != nil {
+				return err
+			}
+			c := calibrate.Check{TasksPer: map[string]int{}, RefitSeed: refitSeed}
+			for b, ts := range check.Tasks {
+				c.TasksPer[b] = len(ts)
+			}
+			if c.Runs, err = calibrate.EvaluateRuns(cmd.Context(), res.Config, check, t.Benchmarks(), calibrate.Policies, res.Workflows); err != nil {
+				return err
+			}
+			fmt.Fprintf(stderr, "check: %d runs on the test split (%s)\n", checkRuns, time.Since(start).Round(time.Second))
+			if refitSeed != 0 {
+				ro := o
+				ro.Seed = refitSeed
+				fmt.Fprintf(stderr, "refit from seed %d\n", refitSeed)
+				again, err := calibrate.Fit(cmd.Context(), base, t, ro)
+				if err != nil {
+					return err
+				}
+				runs, err := calibrate.EvaluateRuns(cmd.Context(), again.Config, check, t.Benchmarks(), calibrate.Policies, again.Workflows)
+				if err != nil {
+					return err
+				}
+				c.RefitRuns = runs
+			}
+			md := calibrate.Markdown(t, o, res, c, version)
+			if err := atomicfile.WriteBytes(filepath.Join(out, "fit.md"), []byte(md), 0o644); err != nil {
+				return err
+			}
+			lin := schema.Lineage{Run: filepath.Base(out), Stage: "calibrate", ConfigSHA256: res.Config.SHA256(), Inputs: map[string]string{filepath.Base(targets): t.SHA256}}
+			if err := schema.WriteRows(schema.CalibrationFit, filepath.Join(out, "fit.arrow"), lin, calibrate.ArrowRows(res.Config, t, o.PerBenchmark, res, c)); err != nil {
+				return err
+			}
+			wf, err := json.MarshalIndent(res.Workflows, "", "  ")
+			if err != nil {
+				return err
+			}
+			if err := atomicfile.WriteBytes(filepath.Join(out, "workflows.json"), append(wf, '\n'), 0o644); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "world: %s\nreport: %s\n", filepath.Join(out, "world.yaml"), filepath.Join(out, "fit.md"))
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&targets, "targets", "", "CSV of measured baseline scores: benchmark,policy,score[,std][,n] (required)")
+	f.StringVar(&cfgPath, "config", "", "configuration overlaid on the built-in pipeline.yaml: the structure the fit leaves alone")
+	f.StringVar(&out, "out", "runs/calibrate", "folder for world.yaml and fit.md")
+	f.Uint64Var(&o.Seed, "seed", o.Seed, "seed of the fit sample's episodes and of the workflow search")
+	f.IntVar(&o.Rounds, "rounds", o.Rounds, "sweeps over the blocks")
+	f.IntVar(&o.PerBenchmark, "tasks", o.PerBenchmark, "training tasks per benchmark in the fit sample")
+	f.IntVar(&o.SearchPerType, "search-tasks", o.SearchPerType, "training tasks per task type on which the workflow search plays every template")
+	f.IntVar(&o.FinalSearch, "final-search-tasks", o.FinalSearch, "training tasks per task type on which the search plays its best four templates again")
+	f.IntVar(&o.MaxEvals, "evals", o.MaxEvals, "objective evaluations per block and round")
+	f.IntVar(&checkTasks, "check-tasks", 128, "test tasks per benchmark in the check (fewer where the split has fewer)")
+	f.IntVar(&checkRuns, "check-runs", 5, "evaluation runs of the check")
+	f.Uint64Var(&refitSeed, "refit-seed", 2, "seed of a second fit measured on the same check (0: no refit)")
+	return cmd
+}

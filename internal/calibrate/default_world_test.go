@@ -1,0 +1,88 @@
+package calibrate
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"reflect"
+	"testing"
+
+	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/paradigms"
+	"github.com/evosteer/evosteer-go/internal/seed"
+	"github.com/evosteer/evosteer-go/schema"
+)
+
+// The committed default world and its fit report.
+const (
+	worldFile     = "../../configs/world-paper.yaml"
+	fitArrow      = "../../docs/calibration/fit.arrow"
+	workflowsJSON = "../../docs/calibration/workflows.json"
+)
+
+// TestTheDefaultWorldIsTheCommittedFit: pipeline.yaml's sim: and reference_prior: blocks are
+// exactly the fitted world of configs/world-paper.yaml.
+func TestTheDefaultWorldIsTheCommittedFit(t *testing.T) {
+	def := defaultConfig(t)
+	world, err := config.Load(worldFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(def.Sim, world.Sim) {
+		t.Error("pipeline.yaml's sim: block differs from configs/world-paper.yaml (copy the fitted world into pipeline.yaml)")
+	}
+	if def.Prior != world.Prior {
+		t.Error("pipeline.yaml's reference_prior: block differs from configs/world-paper.yaml")
+	}
+}
+
+// TestTheDefaultWorldReproducesItsFitReport replays the first run of the fit report's check on
+// two benchmarks (a QA benchmark with search and an interactive one), every baseline policy, with
+// the report's searched workflows: each score must equal the one the report recorded exactly,
+// since the check is a deterministic function of the world, the tasks and the seeds.
+func TestTheDefaultWorldReproducesItsFitReport(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: replays 1,536 episodes")
+	}
+	rows, err := schema.ReadFile[schema.CalibrationFitRow](schema.CalibrationFit, fitArrow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(workflowsJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wf paradigms.Workflows
+	if err := json.Unmarshal(data, &wf); err != nil {
+		t.Fatalf("%s: %v", workflowsJSON, err)
+	}
+	recorded := map[Key]float64{}
+	for _, r := range rows {
+		if r.Source == "check" && r.Run == 0 {
+			recorded[Key{r.Benchmark, r.Policy}] = r.Score
+		}
+	}
+	cfg := defaultConfig(t)
+	benchmarks := []string{"musique", "alfworld"}
+	o := DefaultOptions()
+	s, err := NewSample(cfg, benchmarks, "test", 128, 1, seed.Derive(o.Seed, "calibrate", "check"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Evaluate(context.Background(), cfg, s, benchmarks, Policies, wf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range benchmarks {
+		for _, p := range Policies {
+			k := Key{b, p}
+			want, ok := recorded[k]
+			if !ok {
+				t.Fatalf("the fit report has no check run 0 for %v", k)
+			}
+			if got[k] != want {
+				t.Errorf("%s %s: the default world scores %.4f, the fit report recorded %.4f", b, p, got[k], want)
+			}
+		}
+	}
+}

@@ -1,0 +1,20 @@
+// Package calibrate fits the simulated world (internal/sim) to measured baseline scores: a table
+// of (benchmark, policy, score) cells for the six baseline policies of the paper's Table 2 (the
+// executor alone, the four fixed paradigms and the untrained architecture ρ). The fitted values
+// are the world's per-benchmark rows (sim.families.<benchmark>: level, tool weight, plan weight,
+// the executor-alone offset) and the weights of ρ's prior that say what a prompted orchestrator
+// knows (a tool role first where the task type offers tools; a verifier once an answer stands).
+//
+// Every evaluation plays the same tasks with the same episode seeds (common random numbers), so
+// the objective is a deterministic function of the parameters, and a parameter change moves a
+// score only through the episodes it changes. The fit is block-coordinate Nelder–Mead
+// (gonum/optimize): one block per benchmark, then ρ's block, repeated for a few rounds; the
+// executor-alone offset, which moves the direct cell alone, is solved by bisection inside each
+// benchmark's block. The searched workflow is searched afresh at the start of every round on a
+// large training sample and played frozen within the round.
+//
+// The method's own rows (the trained orchestrator, its ablations and objectives) are never
+// inputs: ReadTargets refuses every policy outside Policies.
+//
+// It must not read or write run folders, learn anything, or import a stage.
+package calibrate

@@ -1,0 +1,90 @@
+package calibrate
+
+import (
+	"fmt"
+
+	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/sim"
+)
+
+// Param is one fitted value of the world: its configuration key, the block that fits it, its
+// bounds, and how to read and set it.
+type Param struct {
+	Name   string // the key in the world file, e.g. sim.families.hotpotqa.base_logit
+	Block  string // a benchmark, or ReferenceBlock
+	Lo, Hi float64
+	Step   float64 // the initial simplex step
+	Start  float64 // where every fit starts, whatever the base configuration holds
+	get    func(*config.Config) float64
+	set    func(*config.Config, float64)
+}
+
+// Get reads the parameter's value in cfg.
+func (p Param) Get(cfg *config.Config) float64 { return p.get(cfg) }
+
+// Set writes v into cfg.
+func (p Param) Set(cfg *config.Config, v float64) { p.set(cfg, v) }
+
+// ReferenceBlock is the block of ρ's prior weights.
+const ReferenceBlock = "reference"
+
+// benchmarkParams are the fitted values of one benchmark's row: its level (the solver's logit at
+// difficulty 0), the weight of the tool its task type offers (search for question answering and
+// multiple choice, python for math and code; none on the interactive benchmarks), how much a plan
+// helps, and the executor-alone offset (bare, fitted to the direct cell alone).
+func benchmarkParams(benchmark string) (fitted []Param, bare Param) {
+	row := func(c *config.Config) *config.SimFamily { return c.Sim.Families.Row(benchmark) }
+	key := "sim.families." + benchmark + "."
+	fitted = append(fitted, Param{Name: key + "base_logit", Block: benchmark, Lo: -6, Hi: 12, Step: 0.6, Start: 1.1,
+		get: func(c *config.Config) float64 { return row(c).BaseLogit },
+		set: func(c *config.Config, v float64) { row(c).BaseLogit = v }})
+	switch tool := sim.ToolOf(benchmark); tool {
+	case "search":
+		fitted = append(fitted, Param{Name: key + "search_weight", Block: benchmark, Lo: 0, Hi: 10, Step: 0.6, Start: 1,
+			get: func(c *config.Config) float64 { return row(c).SearchWeight },
+			set: func(c *config.Config, v float64) { row(c).SearchWeight = v }})
+	case "python":
+		fitted = append(fitted, Param{Name: key + "python_weight", Block: benchmark, Lo: 0, Hi: 10, Step: 0.6, Start: 1,
+			get: func(c *config.Config) float64 { return row(c).PythonWeight },
+			set: func(c *config.Config, v float64) { row(c).PythonWeight = v }})
+	}
+	fitted = append(fitted, Param{Name: key + "plan_weight", Block: benchmark, Lo: -4, Hi: 10, Step: 1, Start: 1,
+		get: func(c *config.Config) float64 { return row(c).PlanWeight },
+		set: func(c *config.Config, v float64) { row(c).PlanWeight = v }})
+	bare = Param{Name: key + "bare_logit", Block: benchmark, Lo: -8, Hi: 4, Step: 0.6, Start: 0,
+		get: func(c *config.Config) float64 { return row(c).BareLogit },
+		set: func(c *config.Config, v float64) { row(c).BareLogit = v }}
+	return fitted, bare
+}
+
+// referenceParams are the fitted weights of ρ's prior: how strongly it opens with a tool role
+// where the task type offers one, and how readily it adds a verifier once an answer stands.
+func referenceParams() []Param {
+	return []Param{
+		{Name: "reference_prior.add_tool_agent_to_empty_team", Block: ReferenceBlock, Lo: -6, Hi: 10, Step: 1,
+			get: func(c *config.Config) float64 { return c.Prior.AddToolAgentToEmptyTeam },
+			set: func(c *config.Config, v float64) { c.Prior.AddToolAgentToEmptyTeam = v }},
+		{Name: "reference_prior.add_verifier_to_check_output", Block: ReferenceBlock, Lo: -6, Hi: 12, Step: 1,
+			get: func(c *config.Config) float64 { return c.Prior.AddVerifierToCheckOutput },
+			set: func(c *config.Config, v float64) { c.Prior.AddVerifierToCheckOutput = v }},
+	}
+}
+
+// AllParams are every fitted parameter of the benchmarks' rows and of ρ, in report order.
+func AllParams(benchmarks []string) []Param {
+	var out []Param
+	for _, b := range benchmarks {
+		fitted, bare := benchmarkParams(b)
+		out = append(out, fitted...)
+		out = append(out, bare)
+	}
+	return append(out, referenceParams()...)
+}
+
+// AtBound reports whether v sits within 1% of the range of one of p's bounds.
+func (p Param) AtBound(v float64) bool {
+	eps := 0.01 * (p.Hi - p.Lo)
+	return v <= p.Lo+eps || v >= p.Hi-eps
+}
+
+func (p Param) String() string { return fmt.Sprintf("%s in [%g, %g]", p.Name, p.Lo, p.Hi) }
