@@ -374,8 +374,28 @@ func (s *study) deltaCell(key, block string) string {
 	return diffCell(m, sd)
 }
 
+// paperCell is the paper's block average of a row (Table 2), "—" for a row the paper lacks.
+func (s *study) paperCell(key, block string) string {
+	p, ok := paperAverage(key, block)
+	if !ok {
+		return "—"
+	}
+	return points(p)
+}
+
+// paperDelta is the simulated block average (mean over seeds) minus the paper's.
+func (s *study) paperDelta(key, block string) string {
+	p, ok := paperAverage(key, block)
+	xs := s.cells[[2]string{key, "avg_" + block}]
+	if !ok || len(xs) == 0 {
+		return "—"
+	}
+	m, _ := meanStd(xs)
+	return fmt.Sprintf("%+.2f", round2(m-p))
+}
+
 func (s *study) caption() string {
-	return fmt.Sprintf("Simulated world (internal/sim), reduced scale: %d training steps per run, %d seed(s); every cell is the mean over seeds of the mean over evaluation runs on %d test tasks per benchmark (aime_2026: %d; points). Avg: mean ± std over seeds of the block average; Δ vs full: the paired difference from the full method, seed by seed (shared tasks and episode seeds), mean ± std over seeds.\n\n",
+	return fmt.Sprintf("Simulated world (internal/sim), reduced scale: %d training steps per run, %d seed(s); every cell is the mean over seeds of the mean over evaluation runs on %d test tasks per benchmark (aime_2026: %d; points). Avg: mean ± std over seeds of the block average; Δ vs full: the paired difference from the full method, seed by seed (shared tasks and episode seeds), mean ± std over seeds. Paper: the row's block average in the paper's Table 2, and the simulated average minus it (the baseline rows are what the world is calibrated to; the method's rows are the world's predictions).\n\n",
 		s.steps, s.seeds, s.testTasks, tasks.TestSize("aime_2026", s.testTasks))
 }
 
@@ -383,7 +403,8 @@ func (s *study) table2() string {
 	var b strings.Builder
 	b.WriteString("# Component ablation and paradigm comparison (paper Table 2, simulated)\n\n")
 	b.WriteString(s.caption())
-	header := append(append(append([]string{"Variant"}, s.iid...), s.ood...), "IID avg", "OOD avg", "Δ IID vs full", "Δ OOD vs full")
+	header := append(append(append([]string{"Variant"}, s.iid...), s.ood...), "IID avg", "OOD avg", "Δ IID vs full", "Δ OOD vs full",
+		"paper IID", "paper OOD", "Δ IID vs paper", "Δ OOD vs paper")
 	writeHeader(&b, header)
 	benchmarks := append(append([]string{}, s.iid...), s.ood...)
 	row := func(key string) string {
@@ -395,6 +416,12 @@ func (s *study) table2() string {
 			cells = append(cells, s.cell(key, bm))
 		}
 		cells = append(cells, s.avgCell(key, "iid"), s.avgCell(key, "ood"), s.deltaCell(key, "iid"), s.deltaCell(key, "ood"))
+		for _, blk := range []string{"iid", "ood"} {
+			cells = append(cells, s.paperCell(key, blk))
+		}
+		for _, blk := range []string{"iid", "ood"} {
+			cells = append(cells, s.paperDelta(key, blk))
+		}
 		return mdRow(cells)
 	}
 	// section writes its title and rows, or nothing when none of its variants ran.

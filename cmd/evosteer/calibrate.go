@@ -85,6 +85,13 @@ calibration_fit: every cell's score per source and run, for evosteer sql) and DI
 			if err := atomicfile.WriteBytes(filepath.Join(out, "world.yaml"), world, 0o644); err != nil {
 				return err
 			}
+			wf, err := json.MarshalIndent(res.Workflows, "", "  ")
+			if err != nil {
+				return err
+			}
+			if err := atomicfile.WriteBytes(filepath.Join(out, "workflows.json"), append(wf, '\n'), 0o644); err != nil {
+				return err
+			}
 			start := time.Now()
 			check, err := calibrate.NewSample(res.Config, t.Benchmarks(), "test", checkTasks, checkRuns, seed.Derive(o.Seed, "calibrate", "check"))
 			if err != nil {
@@ -98,6 +105,19 @@ calibration_fit: every cell's score per source and run, for evosteer sql) and DI
 				return err
 			}
 			fmt.Fprintf(stderr, "check: %d runs on the test split (%s)\n", checkRuns, time.Since(start).Round(time.Second))
+			// The report is written before the refit and again after it, so a long refit never
+			// holds back the fit's own results.
+			report := func() error {
+				md := calibrate.Markdown(t, o, res, c, version)
+				if err := atomicfile.WriteBytes(filepath.Join(out, "fit.md"), []byte(md), 0o644); err != nil {
+					return err
+				}
+				lin := schema.Lineage{Run: filepath.Base(out), Stage: "calibrate", ConfigSHA256: res.Config.SHA256(), Inputs: map[string]string{filepath.Base(targets): t.SHA256}}
+				return schema.WriteRows(schema.CalibrationFit, filepath.Join(out, "fit.arrow"), lin, calibrate.ArrowRows(res.Config, t, o.PerBenchmark, res, c))
+			}
+			if err := report(); err != nil {
+				return err
+			}
 			if refitSeed != 0 {
 				ro := o
 				ro.Seed = refitSeed
@@ -106,26 +126,12 @@ calibration_fit: every cell's score per source and run, for evosteer sql) and DI
 				if err != nil {
 					return err
 				}
-				runs, err := calibrate.EvaluateRuns(cmd.Context(), again.Config, check, t.Benchmarks(), calibrate.Policies, again.Workflows)
-				if err != nil {
+				if c.RefitRuns, err = calibrate.EvaluateRuns(cmd.Context(), again.Config, check, t.Benchmarks(), calibrate.Policies, again.Workflows); err != nil {
 					return err
 				}
-				c.RefitRuns = runs
-			}
-			md := calibrate.Markdown(t, o, res, c, version)
-			if err := atomicfile.WriteBytes(filepath.Join(out, "fit.md"), []byte(md), 0o644); err != nil {
-				return err
-			}
-			lin := schema.Lineage{Run: filepath.Base(out), Stage: "calibrate", ConfigSHA256: res.Config.SHA256(), Inputs: map[string]string{filepath.Base(targets): t.SHA256}}
-			if err := schema.WriteRows(schema.CalibrationFit, filepath.Join(out, "fit.arrow"), lin, calibrate.ArrowRows(res.Config, t, o.PerBenchmark, res, c)); err != nil {
-				return err
-			}
-			wf, err := json.MarshalIndent(res.Workflows, "", "  ")
-			if err != nil {
-				return err
-			}
-			if err := atomicfile.WriteBytes(filepath.Join(out, "workflows.json"), append(wf, '\n'), 0o644); err != nil {
-				return err
+				if err := report(); err != nil {
+					return err
+				}
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "world: %s\nreport: %s\n", filepath.Join(out, "world.yaml"), filepath.Join(out, "fit.md"))
 			return nil

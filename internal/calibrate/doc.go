@@ -5,12 +5,13 @@
 // the executor-alone offset) and the weights of ρ's prior that say what a prompted orchestrator
 // knows (a tool role first where the task type offers tools; a verifier once an answer stands).
 //
-// Every evaluation plays the same tasks with the same episode seeds (common random numbers), so
-// the objective is a deterministic function of the parameters, and a parameter change moves a
-// score only through the episodes it changes. The fit is block-coordinate Nelder–Mead
-// (gonum/optimize): one block per benchmark, then ρ's block, repeated for a few rounds; the
-// executor-alone offset, which moves the direct cell alone, is solved by bisection inside each
-// benchmark's block. The searched workflow is searched afresh at the start of every round on a
+// Every evaluation plays the same tasks (the test split's, with episode seeds of the fit's own)
+// with the same episode seeds (common random numbers), so the objective is a deterministic
+// function of the parameters, and a parameter change moves a score only through the episodes it
+// changes. The fit is block-coordinate Nelder–Mead (gonum/optimize): one block per benchmark,
+// then ρ's block, repeated for a few rounds; in the first round a benchmark's level is first set
+// by bisection, and the executor-alone offset, which moves the direct cell alone, is always solved
+// by bisection. The searched workflow is searched afresh at the start of every round on a
 // large training sample and played frozen within the round.
 //
 // The method's own rows (the trained orchestrator, its ablations and objectives) are never

@@ -29,9 +29,9 @@ type Options struct {
 	Log func(format string, args ...any)
 }
 
-// DefaultOptions fit the paper's 72 cells in about 15 minutes on 2 cores (twice that with the refit).
+// DefaultOptions fit the paper's 72 cells in about 25 minutes on 2 cores (twice that with the refit).
 func DefaultOptions() Options {
-	return Options{Rounds: 2, PerBenchmark: 128, SearchPerType: 32, FinalSearch: 192, MaxEvals: 18, Seed: 1}
+	return Options{Rounds: 2, PerBenchmark: 128, SearchPerType: 32, FinalSearch: 192, MaxEvals: 16, Seed: 1}
 }
 
 // Fitted is one parameter's result.
@@ -74,9 +74,10 @@ func loss(t *Targets, s Scores, keys []Key) float64 {
 	return sum
 }
 
-// Fit calibrates base's world to the targets. base must hold the structure the fit leaves
-// alone (failure and budget values, roles, the verification weights of ρ's prior); the fitted
-// parameters start from its values.
+// Fit calibrates base's world to the targets. base holds the structure the fit leaves alone
+// (failure and budget values, roles, the verification weights of ρ's prior); the fitted
+// parameters start from their Param.Start, whatever base holds, so the result is a function of
+// the targets, the options and that structure alone.
 func Fit(ctx context.Context, base *config.Config, t *Targets, o Options) (*Result, error) {
 	if o.Rounds < 1 || o.PerBenchmark < 1 || o.SearchPerType < 1 || o.FinalSearch < 1 || o.MaxEvals < 1 {
 		return nil, fmt.Errorf("calibrate: rounds, tasks per benchmark, search tasks and evaluations must be positive: %+v", o)

@@ -39,7 +39,7 @@ func ArrowRows(cfg *config.Config, t *Targets, fitTasks int, res *Result, c Chec
 
 // Check is the fitted world measured on fresh seeds: the test split, several evaluation runs.
 type Check struct {
-	Runs  []Scores // one per evaluation run
+	Runs      []Scores // one per evaluation run
 	RefitRuns []Scores // the refit world on the same runs; nil when there was no refit
 	// RefitSeed is the second fit's seed (0: none).
 	RefitSeed uint64
@@ -189,7 +189,7 @@ func Markdown(t *Targets, o Options, res *Result, c Check, version string) strin
 	s := Summarize(rows, res.Params)
 	var b strings.Builder
 	fmt.Fprintf(&b, "# World fit report\n\n")
-	fmt.Fprintf(&b, "Targets `%s` (sha256 `%s`, %d cells). Fit: algorithm %d, code %s, seed %d, %d rounds, %d training tasks per benchmark, "+
+	fmt.Fprintf(&b, "Targets `%s` (sha256 `%s`, %d cells). Fit: algorithm %d, code %s, seed %d, %d rounds, %d test tasks per benchmark (episode seeds of the fit's own), "+
 		"a workflow search on %d then (its best four) %d tasks per task type, at most %d evaluations per block; %d evaluations in %s.\n\n",
 		t.Path, t.SHA256, len(t.Cells), Algorithm, version, o.Seed, o.Rounds, o.PerBenchmark, o.SearchPerType, o.FinalSearch, o.MaxEvals, res.Evaluations, res.Elapsed.Round(1e9))
 	fmt.Fprintf(&b, "Check on fresh seeds: the test split (tasks per benchmark: %s), %d evaluation runs, each with its own episode seeds.\n\n", tasksLine(t, c), len(c.Runs))

@@ -14,7 +14,11 @@
 //     written: the planner agent, two workers that receive its plan, a finalizer over both.
 //   - searched_workflow: a workflow per task type searched offline over a small grammar of
 //     templates on the training split (AFlow-style) and frozen; Search runs the search and
-//     returns the chosen templates as JSON-serialisable Workflows.
+//     returns the chosen templates as JSON-serialisable Workflows. With Finalists the best few
+//     templates are played again on a larger sample and chosen there, so the row does not ride
+//     a winner's curse.
+//   - direct plays its agent as the executor alone (policy.Barer): without the role instruction
+//     the architecture gives every agent.
 //
 // Every paradigm is a Template (agents with roles, the earlier agents each one receives from,
 // and an output rule) played one atomic edit at a time: add each agent, connect its inputs (the

@@ -31,9 +31,10 @@ type facts struct {
 	menuStatus map[string]string // skill id -> candidate | validated
 	candidates int
 	validated  int
+	deferred   bool            // nodes execute at STOP (the interleaved-execution ablation)
 	toolRoles  map[string]bool // roles that hold a tool in this task type
 	verifiers  int             // verifier nodes in the team
-	checked    map[string]bool // verifiers that received an answer through a revise edge
+	checked    map[string]bool // verifiers that received (or, deferred, will receive) an answer through a revise edge
 }
 
 func newFacts(rt *orchestra.Runtime) *facts {
@@ -60,6 +61,7 @@ func newFacts(rt *orchestra.Runtime) *facts {
 			f.largest = max(f.largest, f.groups[a])
 		}
 	}
+	f.deferred = rt.Deferred()
 	f.toolRoles = map[string]bool{}
 	for _, r := range rt.Roles() {
 		f.toolRoles[r.ID] = len(r.Tools) > 0
@@ -71,7 +73,7 @@ func newFacts(rt *orchestra.Runtime) *facts {
 		}
 	}
 	for _, e := range rt.Edges() {
-		if e.Protocol == orchestra.ProtocolRevise && f.nodes[e.Target].Role == "verifier" && f.answered(e.Source) {
+		if e.Protocol == orchestra.ProtocolRevise && f.nodes[e.Target].Role == "verifier" && f.answers(e.Source) {
 			f.checked[e.Target] = true
 		}
 	}

@@ -78,16 +78,17 @@ var indicators = []indicator{
 		}},
 	{"add_revise_answer_to_verifier", func(w *config.ReferencePrior) float64 { return w.AddReviseAnswerToVerifier },
 		func(f *facts, a orchestra.Action) bool {
-			return a.Kind == orchestra.KindAddEdge && a.Protocol == orchestra.ProtocolRevise && f.answered(a.SourceID) &&
+			return a.Kind == orchestra.KindAddEdge && a.Protocol == orchestra.ProtocolRevise && f.answers(a.SourceID) &&
 				f.nodes[a.TargetID].Role == "verifier" && !f.checked[a.TargetID]
 		}},
 	{"set_output_checked_verifier", func(w *config.ReferencePrior) float64 { return w.SetOutputCheckedVerifier },
 		func(f *facts, a orchestra.Action) bool {
-			return a.Kind == orchestra.KindSetOutput && f.checked[a.NodeID] && f.answered(a.NodeID)
+			return a.Kind == orchestra.KindSetOutput && f.checked[a.NodeID] && f.answers(a.NodeID)
 		}},
 	{"stop_with_unchecked_verifier", func(w *config.ReferencePrior) float64 { return w.StopWithUncheckedVerifier },
 		func(f *facts, a orchestra.Action) bool {
-			return a.Kind == orchestra.KindStop && f.verifiers > len(f.checked)
+			// Under deferred execution every node runs at STOP, so STOP is never held back.
+			return a.Kind == orchestra.KindStop && !f.deferred && f.verifiers > len(f.checked)
 		}},
 }
 

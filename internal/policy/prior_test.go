@@ -333,8 +333,9 @@ func prob(t *testing.T, p *Prior, d *Decision, a orchestra.Action) (float64, []s
 // starts with a solver more often than with any other role yet tries every role (a generic
 // reference picks the first role broadly, which leaves AnchorTB something to learn), makes an
 // answering node the output, stops once the output states an
-// answer (rather than moving the output around), reruns a failed node, and adds a verifier
-// when answers disagree.
+// answer (rather than moving the output around) and any verifier has checked it (outputting that
+// verifier first), reruns a failed
+// node, and adds a verifier when answers disagree.
 func TestDefaultPriorIsAReferencePolicy(t *testing.T) {
 	def, err := config.Default()
 	if err != nil {
@@ -351,11 +352,15 @@ func TestDefaultPriorIsAReferencePolicy(t *testing.T) {
 	for _, c := range []want{
 		{"start with a solver", s.empty, addAgent("n0", "solver", ""), 0.15},
 		{"stop with an answered output", s.lonely, stop, 0.9},
-		{"stop with an agreed output", s.agreeOut, stop, 0.85},
+		{"output the verifier that checked", s.checked, onNode(orchestra.KindSetOutput, "n2"), 0.6},
 	} {
 		if got, above := prob(t, p, c.d, c.a); got < c.min || len(above) > 0 {
 			t.Errorf("%s: P(%s) = %.3f, want >= %.2f and the most likely (above it: %v)", c.name, c.a.JSON(), got, c.min, above)
 		}
+	}
+	// A verifier in the team that has checked nothing holds STOP back.
+	if got, _ := prob(t, p, s.agreeOut, stop); got > 0.05 {
+		t.Errorf("P(STOP) with an unchecked verifier = %.3f, want <= 0.05", got)
 	}
 	for _, role := range []string{"verifier", "planner", "researcher", "finalizer"} {
 		if got, _ := prob(t, p, s.empty, addAgent("n0", role, "")); got < 0.04 {

@@ -77,41 +77,6 @@ func stream(base uint64, parts ...string) *rand.Rand {
 
 func sigmoid(z float64) float64 { return 1 / (1 + math.Exp(-z)) }
 
-// gamma draws Gamma(shape, 1) by Marsaglia and Tsang's method (with the shape < 1 boost).
-func gamma(r *rand.Rand, shape float64) float64 {
-	if shape < 1 {
-		u := r.Float64()
-		for u == 0 {
-			u = r.Float64()
-		}
-		return gamma(r, shape+1) * math.Pow(u, 1/shape)
-	}
-	d := shape - 1.0/3
-	c := 1 / math.Sqrt(9*d)
-	for {
-		x := r.NormFloat64()
-		v := 1 + c*x
-		if v <= 0 {
-			continue
-		}
-		v = v * v * v
-		u := r.Float64()
-		if u < 1-0.0331*x*x*x*x || math.Log(u) < 0.5*x*x+d*(1-v+math.Log(v)) {
-			return d * v
-		}
-	}
-}
-
-// beta draws Beta(a, b).
-func beta(r *rand.Rand, a, b float64) float64 {
-	x := gamma(r, a)
-	y := gamma(r, b)
-	if x+y == 0 {
-		return 0.5
-	}
-	return x / (x + y)
-}
-
 // powerLaw draws an index k in 1..m with probability proportional to k^-exp, skipping exclude.
 func powerLaw(r *rand.Rand, m int, exp float64, exclude int) int {
 	total := 0.0

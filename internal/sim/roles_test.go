@@ -23,11 +23,11 @@ func single(role string) func(e *episode) string {
 	return func(e *episode) string { e.run("n0", role, nil, nil); return "n0" }
 }
 
-// TestRoleCompetence checks the per-family competence the model promises: researchers are
+// TestRoleCompetence checks, on the first world, the per-family competence the model promises: researchers are
 // strong on QA with search and weak elsewhere, tool users strong on math and code with python,
 // finalizers weak alone but fine with inputs, and a plan helps the node that receives it.
 func TestRoleCompetence(t *testing.T) {
-	p := defaultSim(t)
+	p := firstWorld(t)
 	w := New(p, testRunSeed)
 	const n = 600
 	rates := map[string]map[string]float64{}
@@ -215,7 +215,7 @@ func TestCodeSurfaceChecks(t *testing.T) {
 // TestSkillsShiftCorrectness checks that a helpful skill raises and a harmful one lowers the
 // solve rate on the same seeds (paired arms share every other draw).
 func TestSkillsShiftCorrectness(t *testing.T) {
-	p := defaultSim(t)
+	p := firstWorld(t) // mid-range levels, where a logit effect moves the rate most
 	w := New(p, testRunSeed)
 	var helpful, harmful, neutral string
 	for i := 0; helpful == "" || harmful == "" || neutral == ""; i++ {

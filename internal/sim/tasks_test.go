@@ -115,9 +115,11 @@ func checkStyle(t *testing.T, fam, prompt string, tr TaskTruth) {
 }
 
 // TestTruthRegenerable checks that the hidden truth depends only on (run seed, task id) and the
-// parameters: another World rebuilds it, and OOD families are shifted harder.
+// parameters: another World rebuilds it, and ood_difficulty_shift shifts OOD families harder (the
+// calibrated world sets it to 0 and gives OOD rows their own levels instead).
 func TestTruthRegenerable(t *testing.T) {
 	p := defaultSim(t)
+	p.OODDifficultyShift = 0.15
 	var iid, ood, nIID, nOOD float64
 	for _, fam := range allFamilies {
 		for _, task := range Tasks(p, testRunSeed, fam, "", "train", 200) {
