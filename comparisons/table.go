@@ -395,7 +395,7 @@ func (s *study) paperDelta(key, block string) string {
 }
 
 func (s *study) caption() string {
-	return fmt.Sprintf("Simulated world (internal/sim), reduced scale: %d training steps per run, %d seed(s); every cell is the mean over seeds of the mean over evaluation runs on %d test tasks per benchmark (aime_2026: %d; points). Avg: mean ± std over seeds of the block average; Δ vs full: the paired difference from the full method, seed by seed (shared tasks and episode seeds), mean ± std over seeds. Paper: the row's block average in the paper's Table 2, and the simulated average minus it (the baseline rows are what the world is calibrated to; the method's rows are the world's predictions).\n\n",
+	return fmt.Sprintf("Simulated world (internal/sim), reduced scale: %d training steps per run, %d seed(s); every cell is the mean over seeds of the mean over evaluation runs on %d test tasks per benchmark (aime_2026: %d; points). Avg: mean ± std over seeds of the block average; Δ vs full: the paired difference from the full method, seed by seed (shared tasks and episode seeds), mean ± std over seeds.\n\n",
 		s.steps, s.seeds, s.testTasks, tasks.TestSize("aime_2026", s.testTasks))
 }
 
@@ -403,6 +403,7 @@ func (s *study) table2() string {
 	var b strings.Builder
 	b.WriteString("# Component ablation and paradigm comparison (paper Table 2, simulated)\n\n")
 	b.WriteString(s.caption())
+	b.WriteString("Paper: the row's block average in the paper's Table 2, and the simulated average minus it (the baseline rows are what the world is calibrated to; the method's rows are the world's predictions).\n\n")
 	header := append(append(append([]string{"Variant"}, s.iid...), s.ood...), "IID avg", "OOD avg", "Δ IID vs full", "Δ OOD vs full",
 		"paper IID", "paper OOD", "Δ IID vs paper", "Δ OOD vs paper")
 	writeHeader(&b, header)
