@@ -92,7 +92,7 @@ func EvaluateRuns(ctx context.Context, cfg *config.Config, s *Sample, benchmarks
 			continue
 		}
 		var wf paradigms.Workflows
-		if p == SearchedWorkflow {
+		if p == paradigms.SearchedWorkflow {
 			wf = workflows
 		}
 		pp, err := paradigms.New(p, wf)

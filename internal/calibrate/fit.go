@@ -240,7 +240,7 @@ func (f *fitter) minimize(params []Param, benchmarks, policies []string, keys []
 func (f *fitter) benchmark(round int, b string) error {
 	start := time.Now()
 	fitted, bare := benchmarkParams(b)
-	policies := []string{SingleAgent, FixedTemplate, PlanExecute, SearchedWorkflow, Reference}
+	policies := append(slices.Clone(paradigms.Names), Reference)
 	var keys []Key
 	for _, p := range policies {
 		keys = append(keys, Key{b, p})
@@ -255,7 +255,7 @@ func (f *fitter) benchmark(round int, b string) error {
 	if err != nil {
 		return err
 	}
-	direct, m, err := f.solve(bare, b, []string{Direct}, []Key{{b, Direct}})
+	direct, m, err := f.solve(bare, b, []string{paradigms.Direct}, []Key{{b, paradigms.Direct}})
 	if err != nil {
 		return err
 	}

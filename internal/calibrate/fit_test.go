@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/paradigms"
 )
 
 func defaultConfig(t *testing.T) *config.Config {
@@ -111,7 +112,7 @@ func TestEvaluationSharesRandomNumbers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pols := []string{Direct, SingleAgent, Reference}
+	pols := []string{paradigms.Direct, paradigms.SingleAgent, Reference}
 	a, err := Evaluate(context.Background(), cfg, s, []string{"hotpotqa"}, pols, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -126,10 +127,10 @@ func TestEvaluationSharesRandomNumbers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b[Key{"hotpotqa", Direct}] >= a[Key{"hotpotqa", Direct}] {
-		t.Errorf("direct %v with a lower bare_logit, %v before: want lower", b[Key{"hotpotqa", Direct}], a[Key{"hotpotqa", Direct}])
+	if b[Key{"hotpotqa", paradigms.Direct}] >= a[Key{"hotpotqa", paradigms.Direct}] {
+		t.Errorf("direct %v with a lower bare_logit, %v before: want lower", b[Key{"hotpotqa", paradigms.Direct}], a[Key{"hotpotqa", paradigms.Direct}])
 	}
-	for _, p := range []string{SingleAgent, Reference} {
+	for _, p := range []string{paradigms.SingleAgent, Reference} {
 		if b[Key{"hotpotqa", p}] != a[Key{"hotpotqa", p}] {
 			t.Errorf("%s moved from %v to %v with bare_logit, which only the executor alone pays", p, a[Key{"hotpotqa", p}], b[Key{"hotpotqa", p}])
 		}

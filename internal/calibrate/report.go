@@ -14,24 +14,18 @@ import (
 // each run of the check and, after a refit, the refit world's score on the same runs.
 func ArrowRows(cfg *config.Config, t *Targets, fitTasks int, res *Result, c Check) []schema.CalibrationFitRow {
 	var out []schema.CalibrationFitRow
-	for _, b := range t.Benchmarks() {
-		for _, p := range Policies {
-			tc, ok := t.Score(Key{b, p})
-			if !ok {
-				continue
-			}
-			k := Key{b, p}
-			add := func(source string, run int, tasks int, score float64) {
-				out = append(out, schema.CalibrationFitRow{Benchmark: b, Policy: p, Block: block(cfg, b), Source: source, Run: int32(run),
-					Tasks: int64(tasks), Score: score, Target: tc.Score, TargetStd: tc.Std})
-			}
-			add("fit", 0, fitTasks, res.Fit[k])
-			for i, r := range c.Runs {
-				add("check", i, c.TasksPer[b], r[k])
-			}
-			for i, r := range c.RefitRuns {
-				add("refit", i, c.TasksPer[b], r[k])
-			}
+	for _, tc := range t.inOrder() {
+		k, b, p := Key{tc.Benchmark, tc.Policy}, tc.Benchmark, tc.Policy
+		add := func(source string, run int, tasks int, score float64) {
+			out = append(out, schema.CalibrationFitRow{Benchmark: b, Policy: p, Block: block(cfg, b), Source: source, Run: int32(run),
+				Tasks: int64(tasks), Score: score, Target: tc.Score, TargetStd: tc.Std})
+		}
+		add("fit", 0, fitTasks, res.Fit[k])
+		for i, r := range c.Runs {
+			add("check", i, c.TasksPer[b], r[k])
+		}
+		for i, r := range c.RefitRuns {
+			add("refit", i, c.TasksPer[b], r[k])
 		}
 	}
 	return out
@@ -60,26 +54,20 @@ type CellRow struct {
 // Rows assembles the report's cells, in the table's order.
 func Rows(cfg *config.Config, t *Targets, fit Scores, c Check) []CellRow {
 	var out []CellRow
-	for _, b := range t.Benchmarks() {
-		for _, p := range Policies {
-			tc, ok := t.Score(Key{b, p})
-			if !ok {
-				continue
-			}
-			k := Key{b, p}
-			var xs []float64
-			for _, r := range c.Runs {
-				xs = append(xs, r[k])
-			}
-			m, sd := meanStd(xs)
-			tol := math.Max(3, 2*math.Max(tc.Std, sd))
-			row := CellRow{Benchmark: b, Policy: p, Block: block(cfg, b), Target: tc.Score, TargetStd: tc.Std, Fit: fit[k],
-				Test: m, TestStd: sd, Tolerance: tol, Within: math.Abs(m-tc.Score) <= tol, Refit: math.NaN()}
-			if c.RefitRuns != nil {
-				row.Refit = Mean(c.RefitRuns)[k]
-			}
-			out = append(out, row)
+	for _, tc := range t.inOrder() {
+		k, b, p := Key{tc.Benchmark, tc.Policy}, tc.Benchmark, tc.Policy
+		var xs []float64
+		for _, r := range c.Runs {
+			xs = append(xs, r[k])
 		}
+		m, sd := meanStd(xs)
+		tol := math.Max(3, 2*math.Max(tc.Std, sd))
+		row := CellRow{Benchmark: b, Policy: p, Block: block(cfg, b), Target: tc.Score, TargetStd: tc.Std, Fit: fit[k],
+			Test: m, TestStd: sd, Tolerance: tol, Within: math.Abs(m-tc.Score) <= tol, Refit: math.NaN()}
+		if c.RefitRuns != nil {
+			row.Refit = Mean(c.RefitRuns)[k]
+		}
+		out = append(out, row)
 	}
 	return out
 }

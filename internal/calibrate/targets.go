@@ -15,20 +15,16 @@ import (
 	"strings"
 
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/paradigms"
 )
 
-// The six baseline policies a target table may hold, in the paper's row order.
-const (
-	Direct           = "direct"
-	SingleAgent      = "single_agent"
-	FixedTemplate    = "fixed_template"
-	PlanExecute      = "plan_execute"
-	SearchedWorkflow = "searched_workflow"
-	Reference        = "reference"
-)
+// Reference is the untrained architecture ρ's policy name (the evaluation's, stages/evaluate).
+const Reference = "reference"
 
-// Policies are the policies calibrate reads: the baselines, never the method's own rows.
-var Policies = []string{Direct, SingleAgent, FixedTemplate, PlanExecute, SearchedWorkflow, Reference}
+// Policies are the policies calibrate reads, in the paper's row order: the scripted baselines
+// (paradigms.Baselines: the executor alone and the four fixed paradigms) and ρ, never the
+// method's own rows.
+var Policies = append(slices.Clone(paradigms.Baselines), Reference)
 
 // Cell is one target: a policy's measured score on a benchmark, in points (0–100).
 type Cell struct {
@@ -57,6 +53,20 @@ func (t *Targets) Score(k Key) (Cell, bool) {
 		return Cell{}, false
 	}
 	return t.Cells[i], true
+}
+
+// inOrder are the table's cells in the report's order: benchmarks in the world's column order,
+// policies in the paper's row order.
+func (t *Targets) inOrder() []Cell {
+	var out []Cell
+	for _, b := range t.Benchmarks() {
+		for _, p := range Policies {
+			if c, ok := t.Score(Key{b, p}); ok {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
 }
 
 // Benchmarks are the benchmarks of the table, in the world's column order.

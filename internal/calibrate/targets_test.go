@@ -1,6 +1,8 @@
 package calibrate
 
 import (
+	"github.com/evosteer/evosteer-go/internal/paradigms"
+
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,7 +20,7 @@ func TestReadTheRepositoryTargets(t *testing.T) {
 	if len(tg.Cells) != 72 || len(tg.Benchmarks()) != 12 || len(tg.SHA256) != 64 {
 		t.Fatalf("%d cells, %d benchmarks, sha256 %q", len(tg.Cells), len(tg.Benchmarks()), tg.SHA256)
 	}
-	c, ok := tg.Score(Key{"nq_open", Direct})
+	c, ok := tg.Score(Key{"nq_open", paradigms.Direct})
 	if !ok || c.Score != 23.59 || c.Line != 3 {
 		t.Fatalf("nq_open direct: %+v %v", c, ok)
 	}

@@ -238,41 +238,28 @@ func (k *checker) sim(s Sim) {
 	k.intMin("sim.search_ms", s.SearchMS, 0)
 	k.intMin("sim.python_ms", s.PythonMS, 0)
 
-	fams := []struct {
-		name string
-		f    SimFamily
-		maxD int64 // most distractors the family's answer space holds
-	}{
-		{"hotpotqa", s.Families.HotpotQA, 40},
-		{"nq_open", s.Families.NQOpen, 40},
-		{"medqa", s.Families.MedQA, 3},
-		{"aime_2026", s.Families.AIME2026, 100},
-		{"mbpp_plus", s.Families.MBPPPlus, 12},
-		{"alfworld", s.Families.ALFWorld, 40},
-		{"triviaqa", s.Families.TriviaQA, 40},
-		{"musique", s.Families.MuSiQue, 40},
-		{"gpqa_diamond", s.Families.GPQADiamond, 3},
-		{"math_hard", s.Families.MATHHard, 100},
-		{"swe_bench_verified", s.Families.SWEBench, 12},
-		{"webshop", s.Families.WebShop, 40},
-	}
-	for _, fm := range fams {
-		key := "families." + fm.name + "."
-		k.positive("sim."+key+"difficulty_a", fm.f.DifficultyA)
-		k.positive("sim."+key+"difficulty_b", fm.f.DifficultyB)
-		finite(key+"base_logit", fm.f.BaseLogit)
-		k.nonNegative("sim."+key+"kappa", fm.f.Kappa)
-		k.intMin("sim."+key+"distractors", int64(fm.f.Distractors), 1)
-		if int64(fm.f.Distractors) > fm.maxD {
-			k.fail("sim."+key+"distractors", "must be <= %d for this family, got %d", fm.maxD, fm.f.Distractors)
+	// The most distractors each benchmark's answer space holds (an OOD benchmark keeps its task
+	// type's answer form).
+	maxDistractors := map[string]int64{"hotpotqa": 40, "nq_open": 40, "medqa": 3, "aime_2026": 100, "mbpp_plus": 12, "alfworld": 40,
+		"triviaqa": 40, "musique": 40, "gpqa_diamond": 3, "math_hard": 100, "swe_bench_verified": 12, "webshop": 40}
+	for _, name := range SimBenchmarks {
+		f := *s.Families.Row(name)
+		key := "families." + name + "."
+		k.positive("sim."+key+"difficulty_a", f.DifficultyA)
+		k.positive("sim."+key+"difficulty_b", f.DifficultyB)
+		finite(key+"base_logit", f.BaseLogit)
+		k.nonNegative("sim."+key+"kappa", f.Kappa)
+		k.intMin("sim."+key+"distractors", int64(f.Distractors), 1)
+		if int64(f.Distractors) > maxDistractors[name] {
+			k.fail("sim."+key+"distractors", "must be <= %d for this family, got %d", maxDistractors[name], f.Distractors)
 		}
-		prob(key+"trap_rate", fm.f.TrapRate)
+		prob(key+"trap_rate", f.TrapRate)
 		weight := func(name string, v float64) { k.floatIn("sim."+key+name, v, 0, 10, false, false) }
-		weight("search_weight", fm.f.SearchWeight)
-		weight("python_weight", fm.f.PythonWeight)
-		k.floatIn("sim."+key+"plan_weight", fm.f.PlanWeight, -10, 10, false, false) // a plan may distract
-		finite(key+"bare_logit", fm.f.BareLogit)
-		k.positive("sim."+key+"output_scale", fm.f.OutputScale)
+		weight("search_weight", f.SearchWeight)
+		weight("python_weight", f.PythonWeight)
+		k.floatIn("sim."+key+"plan_weight", f.PlanWeight, -10, 10, false, false) // a plan may distract
+		finite(key+"bare_logit", f.BareLogit)
+		k.positive("sim."+key+"output_scale", f.OutputScale)
 	}
 
 	roles := []struct {
