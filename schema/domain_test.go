@@ -2,13 +2,32 @@ package schema
 
 import (
 	"math"
+
+	"github.com/apache/arrow-go/v18/arrow"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// badRows reads the seed file of table t, lets edit spoil its rows, writes them (Write does not
-// check domains) and returns the path and the error of reading the file back.
+// writeSpoiled writes rows without the writer's domain check, as a damaged or hand-made file
+// would hold them.
+func writeSpoiled[T any](t *testing.T, tbl *Table, path string, lin Lineage, rows []T) {
+	t.Helper()
+	rec, err := Build(tbl, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Release()
+	rr := &sliceReader{schema: rec.Schema(), recs: []arrow.RecordBatch{rec}}
+	rr.refs.Store(1)
+	if err := tbl.write(path, lin, rr, false); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// badRows reads the seed file of table t, lets edit spoil its rows, writes them (past the
+// writer's own check, as a damaged file holds them) and returns the path and the error of
+// reading the file back.
 func badRows[T any](t *testing.T, tbl *Table, edit func([]T)) (string, error) {
 	t.Helper()
 	seed := filepath.Join(seedDir, tbl.Name+".arrow")
@@ -24,10 +43,13 @@ func badRows[T any](t *testing.T, tbl *Table, edit func([]T)) (string, error) {
 	f.Close()
 	edit(rows)
 	p := filepath.Join(t.TempDir(), "step-000001", tbl.Name+".arrow")
-	if err := WriteRows(tbl, p, lin, rows); err != nil {
-		t.Fatal(err)
-	}
+	writeSpoiled(t, tbl, p, lin, rows)
 	_, err = ReadFile[T](tbl, p)
+	// The writer refuses exactly what the readers refuse: no stage records a file as done that
+	// the next stage cannot read.
+	if werr := WriteRows(tbl, p+".checked", lin, rows); (werr == nil) != (err == nil) {
+		t.Errorf("the writer and the reader disagree: write %v, read %v", werr, err)
+	}
 	return p, err
 }
 
@@ -135,9 +157,7 @@ func TestDomainRowCountsAcrossBatches(t *testing.T) {
 	}
 	rows[MaxBatchRows+3].DeltaL = math.NaN()
 	p := filepath.Join(t.TempDir(), "scores.arrow")
-	if err := WriteRows(Scores, p, testLineage, rows); err != nil {
-		t.Fatal(err)
-	}
+	writeSpoiled(t, Scores, p, testLineage, rows)
 	_, err := ReadFile[ScoreRow](Scores, p)
 	if want := `read ` + p + `: batch 1: row 65539: column "delta_l": NaN is not finite`; err == nil || err.Error() != want {
 		t.Errorf("error %v, want %s", err, want)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/evosteer/evosteer-go/schema"
 )
@@ -33,15 +34,13 @@ func ExampleWriteRows() {
 		fmt.Printf("%s p̂ %.2f anchor %.1f loo %v\n", r.EpisodeID, r.PHat, r.Anchor, r.LOO)
 	}
 
-	// A value outside its domain is refused where it enters, naming the file, row and column.
+	// A value outside its domain is refused where it enters, naming the row and column, and the
+	// file on disk is left as it was.
 	rows[1].PHat = 1.5
-	if err := schema.WriteRows(schema.Anchors, path, lin, rows); err != nil {
-		panic(err)
-	}
-	_, err = schema.ReadFile[schema.AnchorRow](schema.Anchors, path)
-	fmt.Println(err != nil)
+	err = schema.WriteRows(schema.Anchors, path, lin, rows)
+	fmt.Println(strings.TrimPrefix(err.Error(), "write "+path+": "))
 	// Output:
 	// 1/medqa-3/natural_reference/0 p̂ 0.25 anchor 0.9 loo false
 	// 1/medqa-3/natural_reference/1 p̂ 0.25 anchor 0.7 loo true
-	// true
+	// row 1: column "p_hat": 1.5 is outside [0, 1]
 }

@@ -35,12 +35,19 @@ var compressConcurrency = runtime.NumCPU()
 // re-typed to the declared types without copying values. A missing, extra or
 // mistyped column, or a null in a non-nullable column (or list element), is
 // an error naming the column (and the row, counted from 0 over the whole
-// input). Rows are re-chunked into batches of MaxBatchRows.
+// input), and so is a value outside the table's domain rules, which every
+// reader checks. Rows are re-chunked into batches of MaxBatchRows.
 //
 // The write is atomic: the file appears complete under path or not at all,
 // and a failed write leaves no temporary file. The parent folder is created
 // if needed. rr is not released.
-func (t *Table) Write(path string, lin Lineage, rr array.RecordReader) (err error) {
+func (t *Table) Write(path string, lin Lineage, rr array.RecordReader) error {
+	return t.write(path, lin, rr, true)
+}
+
+// write is Write; with checkDomains false it writes values the readers refuse, which only the
+// tests of those readers do.
+func (t *Table) write(path string, lin Lineage, rr array.RecordReader, checkDomains bool) (err error) {
 	fail := func(err error) error { return fmt.Errorf("write %s: %w", path, err) }
 	md, err := lin.metadata(t)
 	if err != nil {
@@ -51,15 +58,12 @@ func (t *Table) Write(path string, lin Lineage, rr array.RecordReader) (err erro
 	}
 	err = atomicfile.Write(path, 0o644, func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 1<<20)
-		if err := t.encode(bw, md, rr); err != nil {
+		if err := t.encode(bw, md, rr, checkDomains); err != nil {
 			return err
 		}
 		return bw.Flush()
 	})
-	if err != nil {
-		return fail(err)
-	}
-	return nil
+	return err // atomicfile.Write names the path
 }
 
 // WriteBatches is Write over the given batches (which may have different
@@ -76,7 +80,7 @@ func (t *Table) WriteBatches(path string, lin Lineage, batches ...arrow.RecordBa
 
 // encode streams rr into w as an IPC file. Any panic from arrow-go becomes
 // an error so that a bad input never takes the process down.
-func (t *Table) encode(w *bufio.Writer, md arrow.Metadata, rr array.RecordReader) (err error) {
+func (t *Table) encode(w *bufio.Writer, md arrow.Metadata, rr array.RecordReader, checkDomains bool) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("internal error while encoding: %v", p)
@@ -93,7 +97,7 @@ func (t *Table) encode(w *bufio.Writer, md arrow.Metadata, rr array.RecordReader
 	if err != nil {
 		return err
 	}
-	ch := &rechunker{t: t, mem: mem, schema: fileSchema, w: fw}
+	ch := &rechunker{t: t, mem: mem, schema: fileSchema, w: fw, checkDomains: checkDomains}
 	defer ch.release()
 	for rr.Next() {
 		if err := ch.add(rr.RecordBatch()); err != nil {
@@ -121,6 +125,8 @@ type rechunker struct {
 	pending []arrow.RecordBatch // re-typed, declared column order
 	rows    int64               // rows in pending
 	seen    int64               // input rows seen before the current batch
+	// checkDomains applies the readers' domain rules to every batch.
+	checkDomains bool
 }
 
 func (c *rechunker) add(rec arrow.RecordBatch) error {
@@ -152,7 +158,17 @@ func (c *rechunker) add(rec arrow.RecordBatch) error {
 		cols[i] = array.MakeFromData(d)
 		d.Release()
 	}
-	c.pending = append(c.pending, array.NewRecordBatch(c.t.Schema, cols, n))
+	batch := array.NewRecordBatch(c.t.Schema, cols, n)
+	// The readers' domain rules hold for every file written: a value they would refuse (a
+	// negative token count from a server, a non-finite weight) fails the write, so the stage
+	// that made it is never recorded as done.
+	if c.checkDomains {
+		if err := c.t.checkRules(batch, c.seen); err != nil {
+			batch.Release()
+			return err
+		}
+	}
+	c.pending = append(c.pending, batch)
 	c.rows += n
 	c.seen += n
 	return c.flush(MaxBatchRows)

@@ -125,7 +125,10 @@ func readPredictions(path string, byID map[string]tasks.Task) ([]prediction, err
 	br := bufio.NewReader(f)
 	var out []prediction
 	for n := 1; ; n++ {
-		line, err := br.ReadBytes('\n')
+		line, err := readLine(br, maxPredictionLine)
+		if errors.Is(err, errLongLine) {
+			return nil, fmt.Errorf("read %s: line %d: longer than %d MiB; an output is a model's reply, which the server caps far below this", path, n, maxPredictionLine>>20)
+		}
 		if len(strings.TrimSpace(string(line))) > 0 {
 			var p struct {
 				TaskID *string `json:"task_id"`
@@ -150,6 +153,28 @@ func readPredictions(path string, byID map[string]tasks.Task) ([]prediction, err
 		}
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", path, err)
+		}
+	}
+}
+
+// maxPredictionLine bounds one line of a predictions file, so that a damaged file cannot make
+// grade hold it whole in memory.
+const maxPredictionLine = 16 << 20
+
+var errLongLine = errors.New("line too long")
+
+// readLine reads through the next '\n' (or to the end), refusing a line longer than max bytes
+// without reading the rest of it.
+func readLine(br *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for {
+		part, err := br.ReadSlice('\n')
+		if len(line)+len(part) > max {
+			return nil, errLongLine
+		}
+		line = append(line, part...)
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return line, err
 		}
 	}
 }

@@ -59,6 +59,18 @@ func TestGradePrintsPerBenchmarkMetricsAndScores(t *testing.T) {
 	}
 }
 
+// TestGradeRefusesAnOverlongLine: a predictions line over 16 MiB is refused, naming the file
+// and the line, without holding the line in memory.
+func TestGradeRefusesAnOverlongLine(t *testing.T) {
+	preds := filepath.Join(t.TempDir(), "p.jsonl")
+	long := `{"task_id": "hotpotqa/f1", "output": "` + strings.Repeat("x", maxPredictionLine) + `"}`
+	writeFile(t, preds, `{"task_id": "hotpotqa/f1", "output": "Answer: Paris"}`+"\n"+long+"\n")
+	_, err := run(t, "", "grade", "--tasks", fixtureTasks, "--predictions", preds)
+	if err == nil || !strings.Contains(err.Error(), preds+": line 2: longer than 16 MiB") {
+		t.Fatalf("an overlong line: %v", err)
+	}
+}
+
 func TestInitCopiesTaskFilesBySplit(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "r")
 	if _, err := run(t, "", "init", "--run", dir, "--tasks", fixtureTasks); err != nil {
@@ -79,6 +91,22 @@ func TestInitCopiesTaskFilesBySplit(t *testing.T) {
 	writeFile(t, bad, `{"answer": "A", "kind": "medqa", "options": ["A"], "prompt": "Q", "split": "validation", "task_id": "medqa/v1", "task_type": "medqa"}`+"\n")
 	if _, err := run(t, "", "init", "--run", filepath.Join(t.TempDir(), "r2"), "--tasks", bad); err == nil || !strings.Contains(err.Error(), `split "validation"`) {
 		t.Fatalf("%v", err)
+	}
+	// A pool with nothing trainable is refused at init, not three stages into the first step.
+	for name, rows := range map[string]string{
+		"empty":                  "",
+		"only test rows":         `{"answer": "A", "kind": "medqa", "options": ["A"], "prompt": "Q", "split": "test", "task_id": "medqa/t1", "task_type": "medqa"}` + "\n",
+		"only OOD training rows": `{"answer": "A", "kind": "gpqa_diamond", "options": ["A"], "prompt": "Q", "split": "train", "task_id": "gpqa_diamond/t1", "task_type": "medqa"}` + "\n",
+	} {
+		writeFile(t, bad, rows)
+		dir := filepath.Join(t.TempDir(), "r3")
+		_, err := run(t, "", "init", "--run", dir, "--tasks", bad)
+		if err == nil || !strings.Contains(err.Error(), "nothing to train on") && !strings.Contains(err.Error(), "no task") {
+			t.Errorf("%s: %v", name, err)
+		}
+		if _, serr := os.Stat(dir); serr == nil {
+			t.Errorf("%s: the refused run folder exists", name)
+		}
 	}
 }
 

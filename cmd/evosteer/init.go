@@ -149,6 +149,20 @@ func writeTaskFiles(r *rundir.Folder, paths []string) error {
 		}
 		splits[t.Split] = append(splits[t.Split], t)
 	}
+	// Training plays only the IID families' training tasks: a pool without one would fail three
+	// stages into the first step.
+	trainable, ood := 0, 0
+	for _, t := range splits["train"] {
+		if slices.Contains(cfg.Families, t.Family) {
+			trainable++
+		} else {
+			ood++
+		}
+	}
+	if trainable == 0 {
+		return fmt.Errorf("the task files hold nothing to train on: %d training tasks of the families %v (training uses only these), %d training tasks of OOD families, %d test tasks; add rows with split \"train\" of one of %v",
+			trainable, cfg.Families, ood, len(splits["test"]), cfg.Families)
+	}
 	inputs := map[string]string{}
 	for _, p := range paths {
 		sum, err := schema.SHA256File(p)

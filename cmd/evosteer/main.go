@@ -14,7 +14,13 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := newRoot().ExecuteContext(ctx); err != nil {
+	err := newRoot().ExecuteContext(ctx)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		// 128 + SIGINT, as a shell reports a command Ctrl-C ended.
+		fmt.Fprintln(os.Stderr, "evosteer: interrupted. Every finished stage is kept and nothing half-written is; run the same command again to resume where it stopped.")
+		os.Exit(130)
+	case err != nil:
 		fmt.Fprintln(os.Stderr, "evosteer:", err)
 		os.Exit(1)
 	}

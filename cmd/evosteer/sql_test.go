@@ -135,3 +135,18 @@ func TestSQLCannotChangeARun(t *testing.T) {
 		t.Fatal("the run changed through --out")
 	}
 }
+
+// TestSQLRefusesAFolderThatIsNoRun: `sql --run /` (or any folder without run.yaml and without
+// Arrow files of its own) is refused at once, naming the folder; nothing below it is walked.
+func TestSQLRefusesAFolderThatIsNoRun(t *testing.T) {
+	nested := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(nested, "deep", "er"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{"/", nested} {
+		_, err := run(t, "", "sql", "--run", dir, "SELECT 1")
+		if err == nil || !strings.Contains(err.Error(), "not a run folder (no run.yaml)") || !strings.Contains(err.Error(), dir) {
+			t.Errorf("sql --run %s: %v", dir, err)
+		}
+	}
+}

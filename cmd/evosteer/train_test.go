@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -247,5 +248,34 @@ func TestSmallTaskPool(t *testing.T) {
 		if len(tasks) != 6 || len(ids) < 6*4 {
 			t.Errorf("step %d: %d tasks, %d episodes; want the 6 tasks, 2 θ and 2 ρ episodes each", step, len(tasks), len(ids))
 		}
+	}
+}
+
+// TestCtrlCExitsWith130AndSaysHowToResume: an interrupted train exits with status 130 (what a
+// shell reports for Ctrl-C), says how to resume instead of "context canceled", and resumes.
+func TestCtrlCExitsWith130AndSaysHowToResume(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "small.yaml")
+	writeFile(t, cfg, trainConfig)
+	dir := filepath.Join(t.TempDir(), "demo")
+	p := startCLI(t, "train", "--run", dir, "--config", cfg, "--steps", "50")
+	p.waitLine(t, " done in ")
+	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	var tail []string
+	for line := range p.lines {
+		tail = append(tail, line)
+	}
+	err := <-p.done
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 130 {
+		t.Fatalf("exit %v, want status 130; stderr:\n%s", err, strings.Join(tail, "\n"))
+	}
+	text := strings.Join(tail, "\n")
+	if !strings.Contains(text, "interrupted") || !strings.Contains(text, "run the same command again to resume") || strings.Contains(text, "context canceled") {
+		t.Errorf("stderr:\n%s", text)
+	}
+	if out, err := run(t, "", "train", "--run", dir, "--steps", "1"); err != nil {
+		t.Fatalf("resume after Ctrl-C: %v\n%s", err, out)
 	}
 }

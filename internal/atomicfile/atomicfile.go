@@ -1,12 +1,17 @@
 package atomicfile
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -71,12 +76,14 @@ func SyncDir(dir string) error {
 	return nil
 }
 
-// ReplaceDir puts the folder tmp at final. An existing folder is moved aside first and removed
-// after, so a crash in between leaves either the old contents or the new ones, never a mixture.
+// ReplaceDir puts the folder tmp at final. An existing folder is moved aside first (to a
+// hidden sibling, .NAME.old-*, that no reader of the parent lists) and removed after, so a crash
+// in between leaves either the old contents, the new ones, or the old ones aside with nothing
+// at final, which RecoverDir puts back; never a mixture.
 func ReplaceDir(tmp, final string) error {
 	var old string
 	if _, err := os.Stat(final); err == nil {
-		old = final + ".old-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+		old = filepath.Join(filepath.Dir(final), "."+filepath.Base(final)+oldInfix+strconv.FormatInt(time.Now().UnixNano(), 36))
 		if err := os.Rename(final, old); err != nil {
 			return err
 		}
@@ -91,4 +98,57 @@ func ReplaceDir(tmp, final string) error {
 		return os.RemoveAll(old)
 	}
 	return nil
+}
+
+// oldInfix names the folder ReplaceDir moves aside: .NAME.old-TIME.
+const oldInfix = ".old-"
+
+// RecoverDir finishes or undoes a ReplaceDir that a crash interrupted in the folder dir: where
+// a folder was moved aside and nothing took its place, the newest one moved aside goes back;
+// every other one moved aside is removed. It reports the folders it put back.
+func RecoverDir(dir string) (restored []string, err error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	aside := map[string][]string{} // final name -> names moved aside, oldest first
+	for _, e := range entries {
+		base := strings.TrimPrefix(e.Name(), ".") // unhidden: moved aside by an earlier version
+		i := strings.LastIndex(base, oldInfix)
+		if !e.IsDir() || i <= 0 {
+			continue
+		}
+		name := base[:i]
+		if _, err := strconv.ParseInt(base[i+len(oldInfix):], 36, 64); err != nil {
+			continue
+		}
+		aside[name] = append(aside[name], e.Name())
+	}
+	for _, name := range slices.Sorted(maps.Keys(aside)) {
+		olds := aside[name]
+		slices.SortFunc(olds, func(a, b string) int { return cmp.Compare(stampOf(a), stampOf(b)) })
+		final := filepath.Join(dir, name)
+		if _, err := os.Lstat(final); errors.Is(err, fs.ErrNotExist) {
+			newest := olds[len(olds)-1]
+			if err := os.Rename(filepath.Join(dir, newest), final); err != nil {
+				return restored, err
+			}
+			restored = append(restored, name)
+			olds = olds[:len(olds)-1]
+		}
+		for _, o := range olds {
+			if err := os.RemoveAll(filepath.Join(dir, o)); err != nil {
+				return restored, err
+			}
+		}
+	}
+	if len(restored) > 0 {
+		return restored, SyncDir(dir)
+	}
+	return nil, nil
+}
+
+func stampOf(name string) int64 {
+	v, _ := strconv.ParseInt(name[strings.LastIndex(name, oldInfix)+len(oldInfix):], 36, 64)
+	return v
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/goccy/go-yaml"
@@ -33,15 +34,32 @@ func Default() (*Config, error) {
 // Load reads a configuration file and overlays it on the defaults, so a file may hold only the
 // keys it changes. Lists and maps in the file replace the default ones whole.
 func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
+	}
+	defer f.Close()
+	// Read one byte past the cap, never the whole of a huge or endless file (/dev/zero).
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read config %s: %w", path, err)
 	}
 	return Parse(path, data)
 }
 
+// MaxFileBytes bounds a configuration file: the default is about 20 KiB, and the YAML parser's
+// time and memory grow faster than the file, so a larger one is refused before parsing.
+const MaxFileBytes = 256 << 10
+
+// MaxDepth bounds the nesting of a configuration (block indentation levels and flow brackets);
+// the deepest key of the schema is five levels down.
+const MaxDepth = 32
+
 // Parse is Load for configuration text already in memory; name labels errors.
 func Parse(name string, data []byte) (*Config, error) {
+	if err := checkShape(name, data); err != nil {
+		return nil, err
+	}
 	def, err := Default()
 	if err != nil {
 		return nil, err
@@ -66,6 +84,52 @@ func Parse(name string, data []byte) (*Config, error) {
 		return nil, err
 	}
 	return &c, nil
+}
+
+// checkShape refuses, before the parser sees it, a file larger than MaxFileBytes or nested
+// deeper than MaxDepth: by open flow brackets ([ and { outside quotes and comments) or by
+// indentation (a level per two columns, as the default file indents).
+func checkShape(name string, data []byte) error {
+	if len(data) > MaxFileBytes {
+		return fmt.Errorf("config %s is larger than %d KiB; a configuration holds the keys that change the defaults (about 20 KiB in all)", name, MaxFileBytes>>10)
+	}
+	depth, line, col := 0, 1, 0
+	indent, comment := true, false
+	var quote byte
+	for _, c := range data {
+		col++
+		if c == '\n' {
+			line, col, indent, comment = line+1, 0, true, false
+			continue
+		}
+		if indent {
+			if c == ' ' {
+				if col > 2*MaxDepth {
+					return fmt.Errorf("%s:%d:%d: indented deeper than %d levels; a configuration needs at most a few", name, line, col, MaxDepth)
+				}
+				continue
+			}
+			indent = false
+		}
+		switch {
+		case comment:
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '#':
+			comment = true
+		case c == '[' || c == '{':
+			if depth++; depth > MaxDepth {
+				return fmt.Errorf("%s:%d:%d: nested deeper than %d levels; a configuration needs at most a few", name, line, col, MaxDepth)
+			}
+		case c == ']' || c == '}':
+			depth = max(0, depth-1)
+		}
+	}
+	return nil
 }
 
 // positioned turns a go-yaml error into "FILE:LINE:COL: message", the form editors jump to.

@@ -45,6 +45,7 @@ func decodeStrict(name string, data []byte, c *Config) (*ast.File, error) {
 	if err := yaml.NodeToValue(body, c, yaml.Strict()); err != nil {
 		return nil, positioned(name, err)
 	}
+	positiveZeros(reflect.ValueOf(c).Elem())
 	return file, nil
 }
 
@@ -98,9 +99,11 @@ func mappingValues(n ast.Node) []*ast.MappingValueNode {
 }
 
 // wholeNumbers walks the parsed document along the Go type it decodes into and refuses, at the
-// key's line and column, a value that an integer field would silently change: a fraction (1.5,
-// also quoted: the decoder reads "1.5" as 1), an infinity or NaN. A whole number written as a
-// float (1e5, 16.0) is kept. Keys the type lacks are left to the strict decoder, which names them.
+// key's line and column, a value that an integer field would silently change: a fraction (1.5),
+// an infinity or NaN. A whole number written as a float (1e5, 16.0) is kept. A quoted value of
+// a number or boolean key ("2.0", "true") is refused alike for every scalar type: the decoder
+// would accept some and refuse others. Keys the type lacks are left to the strict decoder, which
+// names them.
 func wholeNumbers(name string, n ast.Node, t reflect.Type, key string) error {
 	if tag, ok := n.(*ast.TagNode); ok {
 		n = tag.Value
@@ -136,8 +139,15 @@ func wholeNumbers(name string, n ast.Node, t reflect.Type, key string) error {
 				errs = append(errs, wholeNumbers(name, v, t.Elem(), fmt.Sprintf("%s[%d]", key, i)))
 			}
 		}
+	case reflect.Float32, reflect.Float64:
+		return unquoted(name, n, key, "a number")
+	case reflect.Bool:
+		return unquoted(name, n, key, "true or false")
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if err := unquoted(name, n, key, "an integer"); err != nil {
+			return err
+		}
 		var tok *token.Token
 		var f float64
 		switch v := n.(type) {
@@ -159,4 +169,45 @@ func wholeNumbers(name string, n ast.Node, t reflect.Type, key string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// unquoted refuses a quoted string where key takes want (a number, or true or false).
+func unquoted(name string, n ast.Node, key, want string) error {
+	v, ok := n.(*ast.StringNode)
+	if !ok || v.Token == nil || (v.Token.Type != token.DoubleQuoteType && v.Token.Type != token.SingleQuoteType) {
+		return nil
+	}
+	return at(name, v.Token, "%s: %s is quoted; the key takes %s, written without quotes", key, strings.TrimSpace(v.Token.Origin), want)
+}
+
+// positiveZeros turns every -0 float of v into 0: -0.0 and 0 are the same setting and must give
+// the configuration the same sha256.
+func positiveZeros(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			positiveZeros(v.Elem())
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				positiveZeros(v.Field(i))
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			positiveZeros(v.Index(i))
+		}
+	case reflect.Map:
+		for _, k := range v.MapKeys() {
+			e := reflect.New(v.Type().Elem()).Elem()
+			e.Set(v.MapIndex(k))
+			positiveZeros(e)
+			v.SetMapIndex(k, e)
+		}
+	case reflect.Float32, reflect.Float64:
+		if v.Float() == 0 && v.CanSet() {
+			v.SetFloat(0)
+		}
+	}
 }

@@ -28,7 +28,7 @@ func TestFractionForIntegerRefused(t *testing.T) {
 	loadErr(t, "batch:\n  tasks: 1.5\n", ":2:10:", "batch.tasks", "1.5", "not a whole number")
 	loadErr(t, "policy:\n  hidden: 64.25\n", ":2:11:", "policy.hidden", "not a whole number")
 	loadErr(t, "seed: 0.5\n", ":1:7:", "seed", "not a whole number")
-	loadErr(t, "batch:\n  tasks: \"1.5\"\n", ":2:10:", "batch.tasks", "not a whole number")
+	loadErr(t, "batch:\n  tasks: \"1.5\"\n", ":2:10:", "batch.tasks", "is quoted")
 	loadErr(t, "batch:\n  tasks: .inf\n", ":2:10:", "batch.tasks", "not a whole number")
 	// A whole number written as a float changes nothing and is kept.
 	c, err := Load(write(t, "budget:\n  tokens: 1e5\nbatch:\n  tasks: 16.0\n"))
@@ -37,6 +37,27 @@ func TestFractionForIntegerRefused(t *testing.T) {
 	}
 	if c.Budget.Tokens != 100000 || c.Batch.Tasks != 16 {
 		t.Fatalf("tokens %d tasks %d", c.Budget.Tokens, c.Batch.Tasks)
+	}
+}
+
+// TestScalarsAreTypedAlike: a quoted number or boolean is refused the same way for every scalar
+// type (the decoder would take "2.0" for a float and refuse "true" for a bool), and -0.0 is the
+// same setting as 0, with the same sha256.
+func TestScalarsAreTypedAlike(t *testing.T) {
+	loadErr(t, "anchortb:\n  beta: \"2.0\"\n", ":2:9:", "anchortb.beta", `"2.0" is quoted`, "takes a number")
+	loadErr(t, "steps: \"3\"\n", ":1:8:", "steps", `"3" is quoted`, "takes an integer")
+	loadErr(t, "steps: '3'\n", ":1:8:", "steps", `'3' is quoted`)
+	loadErr(t, "anchortb:\n  hard_anchor_root: \"true\"\n", ":2:21:", "anchortb.hard_anchor_root", `"true" is quoted`, "takes true or false")
+	zero, err := Load(write(t, "anchortb:\n  beta: 0\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	negative, err := Load(write(t, "anchortb:\n  beta: -0.0\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if zero.SHA256() != negative.SHA256() {
+		t.Errorf("beta -0.0 hashes %s, beta 0 hashes %s", negative.SHA256(), zero.SHA256())
 	}
 }
 

@@ -44,6 +44,10 @@ func (k *checker) intIn(key string, v, lo, hi int64, why string) {
 }
 
 // floatIn checks lo <= v <= hi (or lo < v when open is set); NaN always fails.
+// maxLR bounds every learning rate: AdamW steps of this size already leave any sensible region,
+// and a larger one (1e308) makes weights infinite, which no stage may write.
+const maxLR = 10.0
+
 func (k *checker) floatIn(key string, v, lo, hi float64, openLo, openHi bool) {
 	bad := math.IsNaN(v) || v < lo || v > hi || (openLo && v == lo) || (openHi && v == hi)
 	if !bad {
@@ -181,10 +185,10 @@ func (c *Config) validate(name string, file *ast.File) error {
 	k.intIn("residual_head.hidden", int64(c.ResidualHead.Hidden), 1, maxWidth, widthWhy)
 
 	o := c.Optimizer
-	k.positive("optimizer.adapter_lr", o.AdapterLR)
+	k.floatIn("optimizer.adapter_lr", o.AdapterLR, 0, maxLR, true, false)
 	k.floatIn("optimizer.adapter_beta1", o.AdapterBeta1, 0, 1, false, true)
-	k.positive("optimizer.heads_lr", o.HeadsLR)
-	k.positive("optimizer.residual_lr", o.ResidualLR)
+	k.floatIn("optimizer.heads_lr", o.HeadsLR, 0, maxLR, true, false)
+	k.floatIn("optimizer.residual_lr", o.ResidualLR, 0, maxLR, true, false)
 	k.floatIn("optimizer.heads_beta1", o.HeadsBeta1, 0, 1, false, true)
 	k.floatIn("optimizer.beta2", o.Beta2, 0, 1, false, true)
 	k.positive("optimizer.epsilon", o.Epsilon)
@@ -202,7 +206,7 @@ func (c *Config) validate(name string, file *ast.File) error {
 	k.oneOf("compute.backend", c.Compute.Backend, "auto", "simplego", "xla")
 	k.oneOf("objective", c.Objective, Objectives...)
 	co := c.Comparison
-	k.positive("comparison.log_z_lr", co.LogZLR)
+	k.floatIn("comparison.log_z_lr", co.LogZLR, 0, maxLR, true, false)
 	k.positive("comparison.ttb_beta", co.TTBBeta)
 	k.positive("comparison.ttb_epsilon", co.TTBEpsilon)
 	k.floatIn("comparison.clip", co.Clip, 0, 1, true, true)

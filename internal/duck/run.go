@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -83,12 +84,16 @@ func sortedTables(loaded map[string]*LoadedTable) []LoadedTable {
 // loadRun appends one run folder's files to the tables in loaded; label, when not nil, is
 // the run_name column's value and the prefix of the recorded file names.
 func (db *DB) loadRun(ctx context.Context, dir string, label *string, tables []string, loaded map[string]*LoadedTable) error {
+	// A run folder is walked whole; any other folder (a calibration's output, a copy of a few
+	// files) is read flat, so that a mistyped --run / never walks a whole filesystem.
+	_, serr := os.Stat(filepath.Join(dir, layout.RunFile))
+	run := serr == nil
 	var paths []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && p != dir && strings.HasPrefix(d.Name(), ".") {
+		if d.IsDir() && p != dir && (strings.HasPrefix(d.Name(), ".") || !run) {
 			return fs.SkipDir // temporary folders of running or crashed stages
 		}
 		if !d.IsDir() && strings.HasSuffix(d.Name(), ".arrow") {
@@ -98,6 +103,9 @@ func (db *DB) loadRun(ctx context.Context, dir string, label *string, tables []s
 	})
 	if err != nil {
 		return fmt.Errorf("load run %s: %w", dir, err)
+	}
+	if !run && len(paths) == 0 {
+		return fmt.Errorf("load run %s: not a run folder (no %s) and it holds no Arrow file; give a folder `evosteer init` created", dir, layout.RunFile)
 	}
 	slices.Sort(paths)
 	for _, p := range paths {

@@ -47,6 +47,9 @@ const (
 	SimTruthFile  = "sim_truth.arrow" // author (and an unsharded rollout), simulated world only
 )
 
+// RunFile is the run's record of its resolved configuration; a folder holding it is a run.
+const RunFile = "run.yaml"
+
 // TasksDir holds the run's task records, one file per split (TasksFile), written by init.
 const TasksDir = "tasks"
 

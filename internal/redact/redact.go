@@ -1,6 +1,9 @@
 package redact
 
-import "unicode/utf8"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // MinFragment is the shortest run of the key's bytes that is redacted; shorter runs occur by
 // chance in ordinary text. A key shorter than this is redacted only whole.
@@ -14,7 +17,7 @@ const Marker = "[redacted]"
 // O(len(key)) memory: run[j] is the length of the longest common suffix of text[:i+1] and
 // key[:j+1], the classic longest-common-substring recurrence.
 func Key(text, key string) string {
-	if key == "" || len(text) == 0 {
+	if key == "" || len(text) == 0 || !mayHold(text, key) {
 		return text
 	}
 	least := min(MinFragment, len(key))
@@ -59,6 +62,26 @@ func Key(text, key string) string {
 		}
 	}
 	return string(out)
+}
+
+// mayHold reports whether text holds the key or one of its MinFragment-byte runs, in one pass
+// over text: every fragment Key redacts contains such a run, so a text without one (a model's
+// reply, nearly always) is returned at once, and the quadratic recurrence runs only where a
+// fragment is present.
+func mayHold(text, key string) bool {
+	if len(key) <= MinFragment {
+		return strings.Contains(text, key)
+	}
+	runs := make(map[string]struct{}, len(key)-MinFragment+1)
+	for i := 0; i+MinFragment <= len(key); i++ {
+		runs[key[i:i+MinFragment]] = struct{}{}
+	}
+	for i := 0; i+MinFragment <= len(text); i++ {
+		if _, ok := runs[text[i:i+MinFragment]]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // Cut redacts key from text and then cuts the result to at most n bytes (on a character

@@ -5,6 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/evosteer/evosteer-go/internal/atomicfile"
+	"github.com/evosteer/evosteer-go/internal/layout"
 )
 
 // LockName is the run folder's writer lock. A command that writes the run holds it while it
@@ -29,7 +32,12 @@ func (e *LockedError) Error() string {
 // Lock takes the run's writer lock for this process without waiting; a run another process
 // writes is a *LockedError naming it. Every command that writes the run takes it first and
 // holds it to the end (Unlock, or the process's exit).
-func (r *Folder) Lock() error { return r.takeLock(false) }
+func (r *Folder) Lock() error {
+	if err := r.takeLock(false); err != nil {
+		return err
+	}
+	return r.recover()
+}
 
 // LockShared takes the lock shared: the shards of a sharded rollout (rundir.Stage.Shard) may
 // hold it together, while a writer holding Lock excludes them and they exclude it.
@@ -77,4 +85,27 @@ func acquire(dir string, shared bool) (*os.File, error) {
 		return nil, fmt.Errorf("lock run %s: record the holder in %s: %w", dir, path, err)
 	}
 	return f, nil
+}
+
+// recover finishes or undoes the folder replacements a killed process left half done (a
+// stage re-run, a probe, a report): in the run folder and in every step folder, a stage folder
+// moved aside with nothing in its place goes back, so the outputs match the manifest again and
+// the run resumes; leftovers moved aside are removed. It runs under the writer lock.
+func (r *Folder) recover() error {
+	dirs := []string{r.Dir}
+	entries, err := os.ReadDir(r.Dir)
+	if err != nil {
+		return fmt.Errorf("recover %s: %w", r.Dir, err)
+	}
+	for _, e := range entries {
+		if _, ok := layout.ParseStepDir(e.Name()); ok && e.IsDir() {
+			dirs = append(dirs, filepath.Join(r.Dir, e.Name()))
+		}
+	}
+	for _, d := range dirs {
+		if _, err := atomicfile.RecoverDir(d); err != nil {
+			return fmt.Errorf("recover %s from an interrupted re-run: %w", d, err)
+		}
+	}
+	return nil
 }

@@ -196,3 +196,82 @@ func TestLockExcludesSecondWriter(t *testing.T) {
 		t.Fatalf("stage: %v", err)
 	}
 }
+
+// Init removes only the temporary folders it made (named .NAME.init-DIGITS, holding its
+// marker): a user's files beside the run, whatever their names — old, lookalike, or with glob
+// characters in the run's name — are left alone.
+func TestInitRemovesOnlyItsOwnLeftovers(t *testing.T) {
+	for _, name := range []string{"data", "*"} {
+		parent := t.TempDir()
+		dir := filepath.Join(parent, name)
+		old := time.Now().Add(-time.Hour)
+		mine := []string{"." + name + ".init-notes.txt", "." + name + ".init-backup", ".bashrc.init-old", "." + name + ".init-123"}
+		for _, f := range mine {
+			p := filepath.Join(parent, f)
+			if strings.HasSuffix(f, ".txt") || strings.HasSuffix(f, "-old") {
+				os.WriteFile(p, []byte("user"), 0o644)
+			} else {
+				os.Mkdir(p, 0o755)
+				os.WriteFile(filepath.Join(p, "keep"), []byte("user"), 0o644)
+			}
+			os.Chtimes(p, old, old)
+		}
+		// An abandoned creation of this program: marker, no lock, older than a minute.
+		abandoned := filepath.Join(parent, "."+name+".init-987654")
+		os.Mkdir(abandoned, 0o755)
+		os.WriteFile(filepath.Join(abandoned, initMarker), nil, 0o644)
+		os.Chtimes(abandoned, old, old)
+
+		cfg, _ := config.Default()
+		r, err := Init(dir, cfg, "v", nil)
+		if err != nil {
+			t.Fatalf("%q: %v", name, err)
+		}
+		r.Unlock()
+		for _, f := range mine {
+			if _, err := os.Stat(filepath.Join(parent, f)); err != nil {
+				t.Errorf("%q: Init removed the user's %s", name, f)
+			}
+		}
+		if _, err := os.Stat(abandoned); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%q: the abandoned creation %s was kept", name, abandoned)
+		}
+		if _, err := os.Stat(filepath.Join(dir, initMarker)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%q: the run holds the creation marker", name)
+		}
+	}
+}
+
+// Init uses an existing empty folder, and an empty folder reached through a symbolic link, as
+// its --help promises ("must not exist or be empty").
+func TestInitUsesAnEmptyFolder(t *testing.T) {
+	parent := t.TempDir()
+	empty := filepath.Join(parent, "e")
+	real := filepath.Join(parent, "real")
+	link := filepath.Join(parent, "link")
+	for _, d := range []string{empty, real} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := config.Default()
+	for _, dir := range []string{empty, link} {
+		r, err := Init(dir, cfg, "v", nil)
+		if err != nil {
+			t.Fatalf("init into the empty %s: %v", dir, err)
+		}
+		r.Unlock()
+		if _, err := Open(dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(real, RunFileName)); err != nil {
+		t.Errorf("the run was not created in the linked folder: %v", err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v", err)
+	}
+}

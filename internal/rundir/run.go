@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/goccy/go-yaml"
@@ -17,7 +18,7 @@ import (
 )
 
 // RunFileName is the run's record of its resolved configuration.
-const RunFileName = "run.yaml"
+const RunFileName = layout.RunFile
 
 // Folder is an initialised run folder.
 type Folder struct {
@@ -63,6 +64,11 @@ func Init(dir string, cfg *config.Config, codeVersion string, populate func(*Fol
 	if err != nil {
 		return nil, fmt.Errorf("init %s: %w", dir, err)
 	}
+	// The marker tells removeAbandoned the folder is this program's: it removes nothing else.
+	if err := os.WriteFile(filepath.Join(tmp, initMarker), nil, 0o644); err != nil {
+		os.Remove(tmp)
+		return nil, fmt.Errorf("init %s: %w", dir, err)
+	}
 	r := &Folder{Dir: tmp, Name: filepath.Base(filepath.Clean(dir)), Config: cfg, CodeVersion: codeVersion}
 	defer func() {
 		if err != nil {
@@ -93,6 +99,17 @@ func Init(dir string, cfg *config.Config, codeVersion string, populate func(*Fol
 	}
 	// rename(2) replaces an empty folder and fails on a non-empty one, so of two processes
 	// creating the same run one wins and the other is told the folder exists.
+	if err := os.Remove(filepath.Join(tmp, initMarker)); err != nil {
+		return nil, fmt.Errorf("init %s: %w", dir, err)
+	}
+	// Go's os.Rename refuses any existing folder, even an empty one: remove an empty target
+	// first (os.Remove removes only an empty folder, so nothing of a user's is lost).
+	if err := os.Remove(target); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if entries, rerr := os.ReadDir(target); rerr == nil && len(entries) > 0 {
+			return nil, &ExistsError{Dir: dir}
+		}
+		return nil, fmt.Errorf("init %s: %w", dir, err)
+	}
 	if err := os.Rename(tmp, target); err != nil {
 		if entries, rerr := os.ReadDir(target); rerr == nil && len(entries) > 0 {
 			return nil, &ExistsError{Dir: dir}
@@ -106,8 +123,12 @@ func Init(dir string, cfg *config.Config, codeVersion string, populate func(*Fol
 	return r, nil
 }
 
-// initSuffix marks the temporary folder of a run being created: .NAME.init-RANDOM.
-const initSuffix = ".init-"
+// initSuffix marks the temporary folder of a run being created: .NAME.init-RANDOM, which holds
+// initMarker until it is renamed into place.
+const (
+	initSuffix = ".init-"
+	initMarker = ".evosteer-init"
+)
 
 // ExistsError is Init's answer for a folder that exists and is not empty.
 type ExistsError struct{ Dir string }
@@ -140,11 +161,21 @@ func newRunTarget(dir string) (string, error) {
 }
 
 // removeAbandoned removes the temporary folders of creations of the run folder dir whose
-// process died: their lock is free. A folder without a lock file is its creator's first
-// instant, or a leftover; only one older than a minute is removed.
+// process died: folders named .NAME.init-DIGITS that hold initMarker and whose lock is free. A
+// folder with the marker and no lock file is its creator's first instant, or a leftover; only
+// one older than a minute is removed. Nothing without the marker is touched, whatever its name.
 func removeAbandoned(dir string) {
-	tmps, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), "."+filepath.Base(dir)+initSuffix+"*"))
-	for _, tmp := range tmps {
+	parent, prefix := filepath.Dir(dir), "."+filepath.Base(dir)+initSuffix
+	entries, _ := os.ReadDir(parent)
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok || !e.IsDir() || rest == "" || strings.Trim(rest, "0123456789") != "" {
+			continue
+		}
+		tmp := filepath.Join(parent, e.Name())
+		if info, err := os.Lstat(filepath.Join(tmp, initMarker)); err != nil || !info.Mode().IsRegular() {
+			continue
+		}
 		lock := filepath.Join(tmp, LockName)
 		if _, err := os.Stat(lock); err != nil {
 			if info, err := os.Stat(tmp); err == nil && time.Since(info.ModTime()) > time.Minute {

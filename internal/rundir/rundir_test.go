@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -335,4 +336,59 @@ func (r *Folder) mustOutputSum(t *testing.T, step int, stage, rel string) string
 		t.Fatalf("no output %s recorded", rel)
 	}
 	return sum
+}
+
+// A process killed between the two renames of a stage re-run (the old outputs moved aside,
+// the new ones not yet in place) leaves a run that resumes: the next writer puts the old
+// outputs back, which the manifest still records, and removes what else was moved aside.
+func TestResumeAfterAKillBetweenTheRenamesOfARerun(t *testing.T) {
+	ctx := context.Background()
+	r := newRun(t)
+	os.WriteFile(filepath.Join(r.Dir, "in.txt"), []byte("a"), 0o644)
+	runs := 0
+	for step := 1; step <= 2; step++ {
+		if _, err := r.RunStage(ctx, step, copyStage("in.txt", &runs), false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.Unlock()
+	// Step 1: killed after the first rename (this version's hidden name). Step 2: the same by an
+	// earlier version (visible name), plus an older leftover beside a stage in place.
+	moves := map[string]string{
+		r.StageDir(1, "copy"): filepath.Join(r.StepDir(1), ".copy.old-"+strconv.FormatInt(99, 36)),
+		r.StageDir(2, "copy"): filepath.Join(r.StepDir(2), "copy.old-"+strconv.FormatInt(98, 36)),
+	}
+	for from, to := range moves {
+		if err := os.Rename(from, to); err != nil {
+			t.Fatal(err)
+		}
+	}
+	leftover := filepath.Join(r.StepDir(2), ".copy.old-"+strconv.FormatInt(97, 36))
+	os.MkdirAll(leftover, 0o755)
+	if err := r.Verify(1); err == nil {
+		t.Fatal("the interrupted state verifies: the test does not reproduce the kill")
+	}
+
+	again, err := Open(r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := again.Lock(); err != nil {
+		t.Fatal(err)
+	}
+	defer again.Unlock()
+	for step := 1; step <= 2; step++ {
+		if err := again.Verify(step); err != nil {
+			t.Errorf("step %d after recovery: %v", step, err)
+		}
+		entries, _ := os.ReadDir(again.StepDir(step))
+		for _, e := range entries {
+			if strings.Contains(e.Name(), ".old-") {
+				t.Errorf("step %d keeps %s", step, e.Name())
+			}
+		}
+		if res, err := again.RunStage(ctx, step, copyStage("in.txt", &runs), false); err != nil || !res.Skipped {
+			t.Errorf("step %d resumes with %+v, %v; want the restored stage skipped as up to date", step, res, err)
+		}
+	}
 }

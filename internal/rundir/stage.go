@@ -206,8 +206,7 @@ func (r *Folder) RunStage(ctx context.Context, step int, st Stage, force bool) (
 	if shard == "" {
 		// Leftovers of a process killed mid-stage; shards skip this since a sibling may be live.
 		stale, _ := filepath.Glob(filepath.Join(stepDir, ".tmp-"+name+"-*"))
-		olds, _ := filepath.Glob(r.StageDir(step, name) + ".old-*")
-		for _, p := range append(stale, olds...) {
+		for _, p := range stale {
 			os.RemoveAll(p)
 		}
 	}

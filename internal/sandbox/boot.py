@@ -17,6 +17,8 @@ def _evosteer_confine(cfg):
     if cfg["landlock"]:
         _evosteer_landlock(cfg["landlock"], cfg["read"])
     _evosteer_block_sockets()
+    if cfg["seccomp"]:
+        _evosteer_seccomp()
 
 
 def _evosteer_landlock(abi, read_paths):
@@ -67,25 +69,77 @@ def _evosteer_landlock(abi, read_paths):
     os.close(ruleset)
 
 
-def _evosteer_block_sockets():
-    import _socket
-    import socket
+def _evosteer_seccomp():
+    # A kernel filter, below anything the program can reach (ctypes included): socket(2) of any
+    # family and io_uring_setup (which can open sockets) fail with EACCES; socketpair(2), an
+    # unconnected pair such as asyncio's self-pipe, stays. A system call of another architecture
+    # (int 0x80 on x86_64) or of the x32 ABI fails with EPERM.
+    import ctypes
+    import struct
 
-    blocked = {socket.AF_INET, socket.AF_INET6, getattr(socket, "AF_PACKET", -2)}
+    ld, jeq, jset, ret = 0x20, 0x15, 0x45, 0x06
+    allow, errno = 0x7FFF0000, 0x00050000
+    arches = {0xC000003E: (41, 425), 0xC00000B7: (198, 425)}  # x86_64, aarch64: socket, io_uring_setup
+    prog = [(ld, 0, 0, 4)]  # the architecture
+    bodies = []
+    for arch, denied in arches.items():
+        body = [(ld, 0, 0, 0)]  # the system call number
+        if arch == 0xC000003E:
+            body.append(("x32",))
+        body += [("deny", nr) for nr in denied] + [(ret, 0, 0, allow)]
+        bodies.append((arch, body))
+    # Layout: the arch tests, then each arch's body, then "everything else" and "socket" denials.
+    tests = len(arches)
+    offsets, at = [], 1 + tests
+    for _, body in bodies:
+        offsets.append(at)
+        at += len(body)
+    other, refuse = at, at + 1
+    for i, (arch, _) in enumerate(bodies):
+        pc = 1 + i
+        nxt = pc + 1 if i + 1 < tests else other
+        prog.append((jeq, offsets[i] - pc - 1, nxt - pc - 1, arch))
+    for i, (_, body) in enumerate(bodies):
+        for j, ins in enumerate(body):
+            pc = offsets[i] + j
+            if ins[0] == "x32":
+                prog.append((jset, refuse - pc - 1, 0, 0x40000000))
+            elif ins[0] == "deny":
+                prog.append((jeq, refuse - pc - 1, 0, ins[1]))
+            else:
+                prog.append(ins)
+    prog += [(ret, 0, 0, errno | 1), (ret, 0, 0, errno | 13)]  # EPERM, EACCES
+    code = b"".join(struct.pack("=HBBI", *ins) for ins in prog)
+    buf = ctypes.create_string_buffer(code, len(code))
+
+    class Fprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    fprog = Fprog(len(prog), ctypes.addressof(buf))
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+        raise OSError(ctypes.get_errno(), "PR_SET_NO_NEW_PRIVS")
+    if libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) != 0:  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+        raise OSError(ctypes.get_errno(), "PR_SET_SECCOMP")
+
+
+def _evosteer_block_sockets():
+    # The Python-level guard, for hosts without seccomp (ctypes gets past it). Only socket.socket
+    # is replaced: socket.py's own methods call _socket.socket, which must stay the real class.
+    import socket
 
     def refuse(*args, **kwargs):
         raise PermissionError("network access is disabled in this sandbox")
 
     class GuardedSocket(socket.socket):
         def __init__(self, family=-1, type=-1, proto=-1, fileno=None):
-            if (socket.AF_INET if family == -1 and fileno is None else family) in blocked:
+            if fileno is None:  # a new socket; one from socketpair() or accept() comes with its fd
                 refuse()
             super().__init__(family, type, proto, fileno)
 
-    socket.socket = _socket.socket = GuardedSocket
+    socket.socket = GuardedSocket
     for name in ("getaddrinfo", "gethostbyname", "gethostbyname_ex", "gethostbyaddr", "create_connection", "create_server"):
         setattr(socket, name, refuse)
-    _socket.getaddrinfo = refuse
 
 
 def _evosteer_main():
@@ -103,7 +157,7 @@ def _evosteer_main():
         source = handle.read()
     sys.argv = ["main.py"]
     scope = sys.modules["__main__"].__dict__
-    for name in ("_evosteer_confine", "_evosteer_landlock", "_evosteer_block_sockets", "_evosteer_main"):
+    for name in ("_evosteer_confine", "_evosteer_landlock", "_evosteer_seccomp", "_evosteer_block_sockets", "_evosteer_main"):
         scope.pop(name, None)
     try:
         exec(compile(source, "main.py", "exec"), scope)

@@ -4,12 +4,17 @@
 // and process limits and a bound on the folder's total bytes, killed with its whole process
 // group on timeout.
 //
-// Isolation is layered, each layer probed once and used when the host allows it: fresh network
-// and PID namespaces (no network at all; every process dies with the call), a private /proc in
-// a mount namespace (host processes unseen), an unprivileged user (root only: nobody, so the
-// process limit holds), and Landlock (writes only inside the temporary folder, reads only of
-// system and interpreter paths, no TCP). Python-level socket blocking is always applied, the
-// fallback when neither namespaces nor Landlock exist. Isolation reports what a Sandbox uses.
+// Isolation is layered, each layer probed once and used when the host allows it: fresh network,
+// PID and UTS namespaces (no network at all; every process dies with the call; the host's name
+// out of reach), a private /proc in a mount namespace (host processes unseen), Landlock (writes
+// only inside the temporary folder, reads only of system and interpreter paths, no TCP), and a
+// seccomp filter installed before the program starts (socket(2) of every family and io_uring
+// refused by the kernel, so ctypes cannot reach a host Unix socket either; socketpair(2), which
+// asyncio needs, stays). Python-level socket blocking is always applied, the fallback when no
+// kernel layer exists. One rule has no fallback: a program never runs as root. As root the
+// sandbox runs programs as nobody (so the process limit binds), resolves an interpreter name to
+// the first match on PATH that nobody can run, and refuses to start when there is none, naming
+// the interpreter and the fix. Isolation reports what a Sandbox uses.
 //
 // It must not interpret what a program prints: callers decide what a result means. It imports no
 // other project package: the graders (internal/tasks) and the executors both run programs here.

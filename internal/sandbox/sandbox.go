@@ -78,11 +78,12 @@ func (l Limits) check() error {
 	return nil
 }
 
-// Layers names the isolation layers; in Config it switches layers off.
+// Layers names the isolation layers; in Config it switches layers off. Running as nobody when
+// the sandbox runs as root is not a layer: it is never switched off.
 type Layers struct {
-	Namespaces bool // fresh network and PID namespaces
-	DropUser   bool // run as nobody when the sandbox runs as root
+	Namespaces bool // fresh network, PID and UTS namespaces
 	Landlock   bool // Landlock filesystem and TCP confinement
+	Seccomp    bool // a seccomp filter: no socket of any family, no io_uring
 }
 
 // Config configures a Sandbox.
@@ -96,15 +97,17 @@ type Config struct {
 
 // Isolation says which layers a Sandbox uses.
 type Isolation struct {
-	Namespaces   bool // network and PID namespaces
+	Namespaces   bool // network, PID and UTS namespaces
 	PrivateProc  bool // a mount namespace with its own /proc: the program sees only its processes
-	UID          int  // the user programs run as
+	UID          int  // the user programs run as: never 0
 	Landlock     int  // Landlock ABI in use; 0 = none
-	ProcessLimit bool // RLIMIT_NPROC holds (it does not bind root)
+	Seccomp      bool // socket(2) and io_uring refused by the kernel, whatever the program calls
+	ProcessLimit bool // RLIMIT_NPROC holds
 }
 
 func (i Isolation) String() string {
-	return fmt.Sprintf("namespaces=%t private_proc=%t uid=%d landlock=%d process_limit=%t", i.Namespaces, i.PrivateProc, i.UID, i.Landlock, i.ProcessLimit)
+	return fmt.Sprintf("namespaces=%t private_proc=%t uid=%d landlock=%d seccomp=%t process_limit=%t",
+		i.Namespaces, i.PrivateProc, i.UID, i.Landlock, i.Seccomp, i.ProcessLimit)
 }
 
 // Sandbox runs programs; it is safe for concurrent use.
@@ -127,24 +130,20 @@ func New(cfg Config) (*Sandbox, error) {
 	if cfg.Concurrency < 1 {
 		return nil, fmt.Errorf("sandbox: concurrency %d must be >= 1", cfg.Concurrency)
 	}
-	python, err := exec.LookPath(cfg.Interpreter)
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: interpreter %q: %w", cfg.Interpreter, err)
-	}
-	if python, err = filepath.Abs(python); err != nil {
-		return nil, fmt.Errorf("sandbox: interpreter %q: %w", cfg.Interpreter, err)
-	}
 	tmp := cfg.TempDir
 	if tmp == "" {
 		tmp = os.TempDir()
 	}
-	s := &Sandbox{python: python, limits: cfg.Limits, tmp: tmp, slots: make(chan struct{}, cfg.Concurrency)}
+	s := &Sandbox{limits: cfg.Limits, tmp: tmp, slots: make(chan struct{}, cfg.Concurrency)}
 	s.iso.UID = os.Getuid()
-	if out, err := s.probe(`import sys; print(sys.version_info[0])`); err != nil || out != "3" {
-		return nil, fmt.Errorf("sandbox: interpreter %s does not run Python 3: %v %q", python, err, out)
+	if os.Geteuid() == 0 {
+		s.iso.UID = nobody // graded code never keeps root's privileges
+	}
+	if err := s.findInterpreter(cfg.Interpreter); err != nil {
+		return nil, err
 	}
 	if !cfg.Disable.Namespaces {
-		s.clone = syscall.CLONE_NEWNET | syscall.CLONE_NEWPID
+		s.clone = syscall.CLONE_NEWNET | syscall.CLONE_NEWPID | syscall.CLONE_NEWUTS
 		s.userns = os.Geteuid() != 0
 		if s.userns {
 			s.clone |= syscall.CLONE_NEWUSER
@@ -155,13 +154,7 @@ func New(cfg Config) (*Sandbox, error) {
 			s.clone, s.userns = 0, false
 		}
 	}
-	if !cfg.Disable.DropUser && os.Geteuid() == 0 {
-		s.iso.UID = nobody
-		if out, err := s.probe(`import os; print(os.getuid())`); err != nil || out != strconv.Itoa(nobody) {
-			s.iso.UID = 0 // the interpreter is not reachable by nobody (e.g. under /root)
-		}
-	}
-	s.iso.ProcessLimit = s.iso.UID != 0
+	s.iso.ProcessLimit = true
 	if s.iso.Namespaces {
 		// The host's /proc shows every host process, command lines and, to root, environments
 		// (an API key); a fresh proc mount in the PID namespace shows the run's own. Mounting it
@@ -181,7 +174,65 @@ func New(cfg Config) (*Sandbox, error) {
 			s.iso.Landlock, _ = strconv.Atoi(out)
 		}
 	}
+	if !cfg.Disable.Seccomp {
+		// The filter is installed by boot.py; a host that refuses it fails the probe's setup.
+		s.iso.Seccomp = true
+		res := s.run(context.Background(), newID(), "import socket\ntry:\n    socket.socket(socket.AF_UNIX)\nexcept PermissionError:\n    print('refused')\n", s.limits)
+		s.iso.Seccomp = res.Status == StatusSuccess && strings.TrimSpace(res.Stdout) == "refused"
+	}
 	return s, nil
+}
+
+// findInterpreter resolves the configured interpreter to the program every run executes: a
+// path, or a name looked up in PATH. As root, programs run as nobody, so the interpreter must be
+// one nobody can run; a name resolves to the first match on PATH that nobody can run (a pyenv
+// shim under /root cannot be), and where there is none New refuses, naming the fix.
+func (s *Sandbox) findInterpreter(name string) error {
+	var candidates []string
+	if strings.ContainsRune(name, filepath.Separator) {
+		candidates = []string{name}
+	} else {
+		for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+			if dir == "" {
+				dir = "."
+			}
+			if p, err := exec.LookPath(filepath.Join(dir, name)); err == nil {
+				candidates = append(candidates, p)
+			}
+		}
+		if len(candidates) == 0 {
+			return fmt.Errorf("sandbox: interpreter %q: %w", name, exec.ErrNotFound)
+		}
+	}
+	var refused []string
+	for _, c := range candidates {
+		abs, err := filepath.Abs(c)
+		if err != nil {
+			return fmt.Errorf("sandbox: interpreter %q: %w", name, err)
+		}
+		s.python = abs
+		out, err := s.probe(`import os, sys; print(sys.version_info[0], os.getuid())`)
+		if err == nil && out == "3 "+strconv.Itoa(s.iso.UID) {
+			return nil
+		}
+		refused = append(refused, fmt.Sprintf("%s (%s)", abs, probeFailure(out, err)))
+	}
+	if s.iso.UID == nobody {
+		return fmt.Errorf("sandbox: no interpreter %q that the unprivileged user nobody (uid %d) can run: %s; graded code never runs as root. "+
+			"Install Python 3 where every user can run it (apt-get install python3) and point the interpreter setting at it (e.g. /usr/bin/python3), or make the interpreter's folders readable by others",
+			name, nobody, strings.Join(refused, "; "))
+	}
+	return fmt.Errorf("sandbox: interpreter %q does not run Python 3: %s", name, strings.Join(refused, "; "))
+}
+
+func probeFailure(out string, err error) string {
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok && len(ee.Stderr) > 0 {
+			return lastLine(string(ee.Stderr))
+		}
+		return err.Error()
+	}
+	return fmt.Sprintf("printed %q", out)
 }
 
 // Isolation reports the layers in use.
@@ -199,7 +250,7 @@ func (s *Sandbox) attr() *syscall.SysProcAttr {
 		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
 		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
 	}
-	if s.iso.UID == nobody && os.Getuid() == 0 {
+	if s.iso.UID == nobody {
 		a.Credential = &syscall.Credential{Uid: nobody, Gid: nobody, Groups: []uint32{}}
 	}
 	return a
@@ -310,7 +361,7 @@ func (s *Sandbox) run(ctx context.Context, id, code string, lim Limits) Result {
 	if err := os.WriteFile(filepath.Join(dir, "main.py"), []byte(code), 0o444); err != nil {
 		return fail("write main.py: %v", err)
 	}
-	if s.iso.UID == nobody && os.Getuid() == 0 {
+	if s.iso.UID == nobody {
 		if err := os.Chown(dir, nobody, nobody); err != nil {
 			return fail("temporary folder: %v", err)
 		}
@@ -405,7 +456,7 @@ func lastLine(s string) string {
 // bootConfig is the bootstrap's argument: the limits and the confinement of one run.
 func (s *Sandbox) bootConfig(id string, lim Limits) (string, error) {
 	procs := int64(lim.Processes)
-	if s.iso.UID != nobody && s.iso.UID != 0 {
+	if s.iso.UID != nobody {
 		// RLIMIT_NPROC counts every task of the user, so the program gets Processes more.
 		procs += int64(countTasks(s.iso.UID))
 	}
@@ -421,6 +472,7 @@ func (s *Sandbox) bootConfig(id string, lim Limits) (string, error) {
 			{"RLIMIT_CORE", 0, 0},
 		},
 		"landlock": s.iso.Landlock,
+		"seccomp":  s.iso.Seccomp,
 		"proc":     s.iso.PrivateProc,
 		"read":     readPaths,
 	}

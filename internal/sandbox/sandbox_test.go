@@ -37,7 +37,7 @@ func newSandbox(t *testing.T, disable Layers) *Sandbox {
 func modes(t *testing.T) map[string]*Sandbox {
 	return map[string]*Sandbox{
 		"full":     newSandbox(t, Layers{}),
-		"fallback": newSandbox(t, Layers{Namespaces: true, Landlock: true}),
+		"fallback": newSandbox(t, Layers{Namespaces: true, Landlock: true, Seccomp: true}),
 	}
 }
 
@@ -149,10 +149,58 @@ print('parent done')
 	}
 }
 
+// TestCodeNeverRunsWithPrivileges: with the interpreter found the way the default configuration
+// finds it ("python3" on PATH, which here may be a pyenv shim under /root), a program runs as an
+// unprivileged user with no capability, cannot rename the host, and meets the process limit. As
+// root, an interpreter the unprivileged user cannot run is refused, naming it and the fix.
+func TestCodeNeverRunsWithPrivileges(t *testing.T) {
+	s, err := New(Config{Interpreter: "python3", Limits: testLimits, Concurrency: 1})
+	if err != nil {
+		t.Fatalf("the default interpreter: %v", err)
+	}
+	iso := s.Isolation()
+	t.Logf("interpreter %s, isolation %v", s.python, iso)
+	if iso.UID == 0 || !iso.ProcessLimit {
+		t.Fatalf("programs run as uid %d (process limit %t)", iso.UID, iso.ProcessLimit)
+	}
+	host, _ := os.Hostname()
+	res := s.Run(context.Background(), `import os, socket
+caps = [l.split()[1] for l in open('/proc/self/status') if l.startswith(('CapEff', 'CapPrm', 'CapAmb'))]
+print(os.getuid(), os.geteuid(), *caps)
+try:
+    socket.sethostname('evosteer-escaped')
+    print('renamed')
+except OSError as e:
+    print('refused', e.errno)
+`)
+	want := fmt.Sprintf("%d %d 0000000000000000 0000000000000000 0000000000000000\nrefused", iso.UID, iso.UID)
+	if res.Status != StatusSuccess || !strings.HasPrefix(res.Stdout, want) {
+		t.Errorf("got %+v, want output starting %q", res, want)
+	}
+	if now, _ := os.Hostname(); now != host {
+		t.Errorf("the host was renamed from %q to %q", host, now)
+	}
+	if os.Geteuid() != 0 {
+		return // the refusal below concerns root, whose programs run as nobody
+	}
+	private := t.TempDir()
+	if err := os.Chmod(private, 0o700); err != nil { // nobody cannot enter it
+		t.Fatal(err)
+	}
+	shim := filepath.Join(private, "python3")
+	if err := os.WriteFile(shim, []byte("#!/bin/sh\nexec python3 \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err = New(Config{Interpreter: shim, Limits: testLimits, Concurrency: 1})
+	if err == nil || !strings.Contains(err.Error(), shim) || !strings.Contains(err.Error(), "never runs as root") {
+		t.Errorf("an interpreter nobody cannot run: %v", err)
+	}
+}
+
 func TestForkBombIsContained(t *testing.T) {
 	s := newSandbox(t, Layers{})
 	if !s.Isolation().ProcessLimit {
-		t.Skipf("the process limit does not bind here (programs run as root: the interpreter %s is not reachable by nobody); set EVOSTEER_SANDBOX_PYTHON=/usr/bin/python3", testPython())
+		t.Fatalf("the process limit does not bind: %v", s.Isolation())
 	}
 	lim := testLimits
 	lim.Wall = 5 * time.Second
@@ -191,12 +239,14 @@ func TestMemoryBombIsRefused(t *testing.T) {
 	}
 }
 
-func TestNetworkIsUnreachable(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+// listen serves connections on a network until the test ends and reports each one it accepts.
+func listen(t *testing.T, network, address string) (net.Listener, chan struct{}) {
+	t.Helper()
+	ln, err := net.Listen(network, address)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	t.Cleanup(func() { ln.Close() })
 	accepted := make(chan struct{}, 8)
 	go func() {
 		for {
@@ -208,41 +258,88 @@ func TestNetworkIsUnreachable(t *testing.T) {
 			c.Close()
 		}
 	}()
-	port := ln.Addr().(*net.TCPAddr).Port
-	// The Python-level attempt meets the socket blocking of every mode.
-	python := fmt.Sprintf("import socket\nsocket.create_connection(('127.0.0.1', %d), timeout=5)\nprint('connected')\n", port)
-	// A direct libc connect bypasses Python; only the kernel layers (a network namespace or
-	// Landlock's TCP rules) stop it.
-	libc := fmt.Sprintf(`import ctypes, socket, struct
+	return ln, accepted
+}
+
+// TestNetworkIsUnreachable: no program reaches a host TCP listener or a host Unix socket, through
+// Python or through libc with ctypes. In full isolation the kernel refuses socket(2) itself
+// (seccomp); the fallback without kernel layers blocks Python's socket API. asyncio, which needs
+// only socketpair(2), works in both, and the Python guard never recurses.
+func TestNetworkIsUnreachable(t *testing.T) {
+	tcp, tcpAccepted := listen(t, "tcp", "127.0.0.1:0")
+	port := tcp.Addr().(*net.TCPAddr).Port
+	sockDir, err := os.MkdirTemp("", "evosteer-unix-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(sockDir) })
+	os.Chmod(sockDir, 0o777)
+	path := filepath.Join(sockDir, "host.sock")
+	_, unixAccepted := listen(t, "unix", path)
+	os.Chmod(path, 0o777) // file permissions let anyone connect: only the sandbox may refuse
+	python := map[string]string{
+		"python tcp":  fmt.Sprintf("import socket\nsocket.create_connection(('127.0.0.1', %d), timeout=5)\nprint('connected')\n", port),
+		"python unix": fmt.Sprintf("import socket\ns = socket.socket(socket.AF_UNIX)\ns.connect(%q)\nprint('connected')\n", path),
+	}
+	// libc through ctypes bypasses Python; only kernel layers stop it.
+	libc := map[string]string{
+		"libc tcp": fmt.Sprintf(`import ctypes, socket, struct
 libc = ctypes.CDLL(None, use_errno=True)
 fd = libc.socket(socket.AF_INET, socket.SOCK_STREAM, 0)
-assert fd >= 0, ctypes.get_errno()
+assert fd >= 0, 'socket failed, errno %%d' %% ctypes.get_errno()
 addr = struct.pack('=HH4s8x', socket.AF_INET, socket.htons(%d), bytes([127, 0, 0, 1]))
-rc = libc.connect(fd, addr, len(addr))
-assert rc == 0, 'connect failed, errno %%d' %% ctypes.get_errno()
+assert libc.connect(fd, addr, len(addr)) == 0, 'connect failed, errno %%d' %% ctypes.get_errno()
 print('connected')
-`, port)
-	for name, s := range modes(t) {
+`, port),
+		"libc unix": fmt.Sprintf(`import ctypes, socket, struct
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.socket(socket.AF_UNIX, socket.SOCK_STREAM, 0)
+assert fd >= 0, 'socket failed, errno %%d' %% ctypes.get_errno()
+addr = struct.pack('=H108s', socket.AF_UNIX, %q.encode())
+assert libc.connect(fd, addr, len(addr)) == 0, 'connect failed, errno %%d' %% ctypes.get_errno()
+print('connected')
+`, path),
+	}
+	asyncio := "import asyncio\nasync def main():\n    return 42\nprint(asyncio.run(main()))\n"
+	for name, s := range map[string]*Sandbox{
+		"full":     newSandbox(t, Layers{}),
+		"fallback": newSandbox(t, Layers{Namespaces: true, Landlock: true, Seccomp: true}),
+	} {
 		t.Run(name, func(t *testing.T) {
-			res := s.Run(context.Background(), python)
-			if res.Status != StatusFailed || strings.Contains(res.Stdout, "connected") || !strings.Contains(res.Stderr, "network access is disabled") {
-				t.Fatalf("%+v", res)
+			iso := s.Isolation()
+			if name == "full" && !iso.Seccomp {
+				t.Errorf("no seccomp filter on this host: %v", iso)
 			}
-			if iso := s.Isolation(); iso.Namespaces || iso.Landlock >= 4 {
-				res = s.Run(context.Background(), libc)
-				if res.Status != StatusFailed || strings.Contains(res.Stdout, "connected") || !strings.Contains(res.Stderr, "connect failed") {
-					t.Fatalf("libc connect: %+v", res)
+			for what, code := range python {
+				res := s.Run(context.Background(), code)
+				if res.Status != StatusFailed || strings.Contains(res.Stdout, "connected") || strings.Contains(res.Stderr, "RecursionError") ||
+					!strings.Contains(res.Stderr, "PermissionError") {
+					t.Errorf("%s: %+v", what, res)
 				}
 			}
+			for what, code := range libc {
+				if !iso.Seccomp && (what == "libc unix" || !iso.Namespaces && iso.Landlock < 4) {
+					continue // the fallback: Python-level blocking only
+				}
+				res := s.Run(context.Background(), code)
+				if res.Status != StatusFailed || strings.Contains(res.Stdout, "connected") || !strings.Contains(res.Stderr, "failed, errno") {
+					t.Errorf("%s: %+v", what, res)
+				}
+				if iso.Seccomp && !strings.Contains(res.Stderr, "socket failed, errno 13") {
+					t.Errorf("%s: socket(2) was not refused by the kernel: %s", what, lastLine(res.Stderr))
+				}
+			}
+			if res := s.Run(context.Background(), asyncio); res.Status != StatusSuccess || res.Stdout != "42\n" {
+				t.Errorf("asyncio: %+v", res)
+			}
 			select {
-			case <-accepted:
-				t.Fatal("the listener accepted a connection from the sandbox")
+			case <-tcpAccepted:
+				t.Error("the TCP listener accepted a connection from the sandbox")
+			case <-unixAccepted:
+				t.Error("the Unix socket accepted a connection from the sandbox")
 			case <-time.After(100 * time.Millisecond):
 			}
 		})
-	}
-	if s := newSandbox(t, Layers{}); !s.Isolation().Namespaces && s.Isolation().Landlock < 4 {
-		t.Log("neither namespaces nor Landlock TCP rules on this host: only Python-level blocking was tested")
 	}
 }
 

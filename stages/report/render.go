@@ -42,15 +42,11 @@ func (rep *Report) Files() (map[string][]byte, error) {
 
 // Write renders the report into the folder out atomically: the files go into a temporary
 // folder beside it (hidden, so `evosteer sql` never loads it), which then replaces out whole.
-// An existing out must be empty or an earlier report (it holds index.html): a mistyped --out
-// never wipes a folder of other files.
+// So that a mistyped --out never wipes a user's files, out must be new, empty, or an earlier
+// report and nothing else (checkOut), and neither the run folder nor a folder above it.
 func (rep *Report) Write(out string) error {
-	entries, err := os.ReadDir(out)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := checkOut(out, rep.RunDir); err != nil {
 		return fmt.Errorf("write report %s: %w", out, err)
-	}
-	if len(entries) > 0 && !slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.Name() == HTMLFile }) {
-		return fmt.Errorf("write report %s: the folder holds other files and no %s; refusing to replace it (choose another --out)", out, HTMLFile)
 	}
 	files, err := rep.Files()
 	if err != nil {
@@ -77,6 +73,68 @@ func (rep *Report) Write(out string) error {
 		return fmt.Errorf("write report %s: %w", out, err)
 	}
 	return nil
+}
+
+// signature is in the footer of every index.html Write makes: a folder whose index.html lacks
+// it is not an earlier report.
+const signature = "Written by <code>evosteer report</code>"
+
+// checkOut refuses to replace out unless it is new, empty, or holds only an earlier report's
+// files (index.html with the signature, report.md, PNGs: plain files, no folder), and refuses
+// the run folder and every folder above it.
+func checkOut(out, runDir string) error {
+	if runDir != "" {
+		o, r := resolved(out), resolved(runDir)
+		if rel, err := filepath.Rel(o, r); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return fmt.Errorf("it is the run folder %s or holds it; choose another --out (the default is %s)", runDir, filepath.Join(runDir, "report"))
+		}
+	}
+	entries, err := os.ReadDir(out)
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && len(entries) == 0) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	report := false
+	for _, e := range entries {
+		name := e.Name()
+		switch {
+		case !e.Type().IsRegular():
+			return fmt.Errorf("it holds %s, which no report writes; refusing to replace the folder (choose another --out)", name)
+		case name == HTMLFile:
+			page, err := os.ReadFile(filepath.Join(out, name))
+			if err != nil {
+				return err
+			}
+			report = bytes.Contains(page, []byte(signature))
+		case name == MarkdownFile || strings.HasSuffix(name, ".png"):
+		default:
+			return fmt.Errorf("it holds %s, which no report writes; refusing to replace the folder (choose another --out)", name)
+		}
+	}
+	if !report {
+		return fmt.Errorf("it is not empty and holds no earlier report (an %s written by evosteer report); refusing to replace it (choose another --out)", HTMLFile)
+	}
+	return nil
+}
+
+// resolved is p made absolute with its symbolic links followed, as far as it exists.
+func resolved(p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return filepath.Clean(p)
+	}
+	for dir, rest := abs, ""; ; {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(real, rest)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return abs
+		}
+		dir, rest = parent, filepath.Join(filepath.Base(dir), rest)
+	}
 }
 
 // Markdown renders the report as Markdown, with the figures linked as <id>.png beside it.

@@ -16,6 +16,7 @@ import (
 
 // Report is everything the report shows, rendered to HTML and Markdown by Write.
 type Report struct {
+	RunDir   string // the run folder it was built from: Write never writes into it or above it
 	Title    string
 	Sim      bool     // the run is on the simulated world (executor.backend: sim)
 	Info     []Row    // label, value
@@ -56,7 +57,7 @@ func Build(r *rundir.Folder) (*Report, error) {
 		return nil, fmt.Errorf("report: run %s has no rolled-out step: %w", r.Name, r.MissingInput(filepath.Join(r.StageDir(1, layout.Rollout), layout.File(layout.Episodes))))
 	}
 	cfg := r.Config
-	rep := &Report{Title: "EvoSteer report: run " + r.Name, Sim: cfg.Executor.Backend == "sim"}
+	rep := &Report{RunDir: r.Dir, Title: "EvoSteer report: run " + r.Name, Sim: cfg.Executor.Backend == "sim"}
 	first, last := d.steps[0], d.steps[len(d.steps)-1]
 	backend := cfg.Executor.Backend
 	if backend == "openai" {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"image/png"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -160,6 +161,68 @@ func TestBuildFromRunFiles(t *testing.T) {
 	}
 }
 
+// TestWriteNeverReplacesOtherFiles: --out is replaced only when it is new, empty or an earlier
+// report; a folder with a user's index.html, a site, the run folder and a folder above the run
+// are refused and left exactly as they were.
+func TestWriteNeverReplacesOtherFiles(t *testing.T) {
+	r := synthRun(t)
+	rep, err := Build(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := func(dir string) string {
+		var out []string
+		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				out = append(out, p)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(out, "\n")
+	}
+	mk := func(dir string, names ...string) string {
+		for _, n := range names {
+			write(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, n)), 0o755))
+			write(t, os.WriteFile(filepath.Join(dir, n), []byte("<h1>x</h1>"), 0o644))
+		}
+		return dir
+	}
+	base := t.TempDir()
+	refused := map[string]string{
+		"a page and notes":   mk(filepath.Join(base, "webproj"), "index.html", "notes.md"),
+		"a site":             mk(filepath.Join(base, "site"), "index.html", "style.css", "img/logo.png"),
+		"a foreign page":     mk(filepath.Join(base, "page"), "index.html"),
+		"the run folder":     r.Dir,
+		"a folder above it":  filepath.Dir(r.Dir),
+		"the run via a link": filepath.Join(base, "link"),
+	}
+	write(t, os.Symlink(r.Dir, refused["the run via a link"]))
+	for name, dir := range refused {
+		before := files(dir)
+		if err := rep.Write(dir); err == nil {
+			t.Errorf("%s: --out %s was accepted", name, dir)
+		} else if !strings.Contains(err.Error(), "choose another --out") {
+			t.Errorf("%s: %v, want a refusal that says to choose another --out", name, err)
+		}
+		if after := files(dir); after != before {
+			t.Errorf("%s: the folder changed:\n%s\nwas\n%s", name, after, before)
+		}
+	}
+	// New, empty and an earlier report (with a figure of an older version) are replaced.
+	empty := filepath.Join(base, "empty")
+	write(t, os.Mkdir(empty, 0o755))
+	write(t, rep.Write(filepath.Join(base, "new", "report")))
+	write(t, rep.Write(empty))
+	write(t, os.WriteFile(filepath.Join(empty, "retired_figure.png"), nil, 0o644))
+	write(t, rep.Write(empty))
+	if _, err := os.Stat(filepath.Join(empty, "retired_figure.png")); err == nil {
+		t.Error("an earlier report's files outlived the rewrite")
+	}
+}
+
 var srcAttr = regexp.MustCompile(`(?:src|href)="([^"]*)"`)
 
 func TestWriteIsSelfContainedDeterministicAndAtomic(t *testing.T) {
@@ -173,7 +236,7 @@ func TestWriteIsSelfContainedDeterministicAndAtomic(t *testing.T) {
 	write(t, os.WriteFile(filepath.Join(out, "stale.png"), []byte("old"), 0o644))
 	write(t, rep.Write(out))
 	// A folder of other files is not replaced.
-	if err := rep.Write(r.Dir); err == nil || !strings.Contains(err.Error(), "refusing to replace it") {
+	if err := rep.Write(r.Dir); err == nil || !strings.Contains(err.Error(), "is the run folder") {
 		t.Errorf("writing over the run folder: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(r.Dir, rundir.RunFileName)); err != nil {

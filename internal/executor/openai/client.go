@@ -80,6 +80,18 @@ func (e *HTTPError) transient() bool {
 // ErrMalformed is a 2xx reply that is not a Chat Completions response; retrying cannot help.
 var ErrMalformed = errors.New("malformed chat completion response")
 
+// ErrRedirect is a redirect reply, never followed; retrying cannot help.
+var ErrRedirect = errors.New("redirects are never followed")
+
+// redactedError shows a failure's redacted text and keeps its cause for errors.Is.
+type redactedError struct {
+	text  string
+	cause error
+}
+
+func (e *redactedError) Error() string { return e.text }
+func (e *redactedError) Unwrap() error { return e.cause }
+
 // Client calls a Chat Completions endpoint; it is safe for concurrent use.
 type Client struct {
 	cfg   ClientConfig
@@ -106,9 +118,23 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 2*cfg.MaxConcurrency, cfg.MaxConcurrency
+	// A redirect would re-send the prompt, and to another port the Authorization header, to a
+	// server nobody configured: it is an error naming where it pointed.
+	noRedirect := func(req *http.Request, _ []*http.Request) error {
+		return fmt.Errorf("the server redirected to %s: %w (set executor.openai.base_url to the endpoint itself)", req.URL.Redacted(), ErrRedirect)
+	}
 	return &Client{cfg: cfg, url: strings.TrimRight(cfg.BaseURL, "/") + "/chat/completions",
-		http: &http.Client{Transport: tr}, slots: make(chan struct{}, cfg.MaxConcurrency), log: log}, nil
+		http: &http.Client{Transport: tr, CheckRedirect: noRedirect}, slots: make(chan struct{}, cfg.MaxConcurrency), log: log}, nil
 }
+
+// MaxReplyBytes bounds one reply's body: a completion is text the context window bounds, far
+// below this, and with at most executor.openai.concurrency replies in memory at once the cap
+// bounds what a misbehaving server can make the process hold.
+const MaxReplyBytes = 8 << 20
+
+// maxTokens bounds the token counts a server reports: a count outside [0, maxTokens] is a
+// malformed reply, never written to a run.
+const maxTokens = 1 << 40
 
 // APIKeyFromEnv reads the key from the named environment variable; an empty name means no key.
 // The error names the variable, never its value.
@@ -184,8 +210,8 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (ChatResponse, error
 			return ChatResponse{}, fmt.Errorf("chat completion: %w", ctx.Err())
 		}
 		var he *HTTPError
-		if errors.Is(err, ErrMalformed) || errors.As(err, &he) && !he.transient() {
-			return ChatResponse{}, fmt.Errorf("chat completion: %s", c.redact(err.Error()))
+		if errors.Is(err, ErrMalformed) || errors.Is(err, ErrRedirect) || errors.As(err, &he) && !he.transient() {
+			return ChatResponse{}, fmt.Errorf("chat completion: %w", &redactedError{text: c.redact(err.Error()), cause: err})
 		}
 		now := time.Now()
 		if first.IsZero() {
@@ -231,9 +257,12 @@ func (c *Client) attempt(ctx context.Context, body []byte) (ChatResponse, error)
 		return ChatResponse{}, err
 	}
 	defer hresp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(hresp.Body, 64<<20))
+	raw, err := io.ReadAll(io.LimitReader(hresp.Body, MaxReplyBytes+1))
 	if err != nil {
 		return ChatResponse{}, err
+	}
+	if len(raw) > MaxReplyBytes {
+		return ChatResponse{}, fmt.Errorf("%w: the reply is larger than %d MiB (HTTP %d); refusing it", ErrMalformed, MaxReplyBytes>>20, hresp.StatusCode)
 	}
 	// The body is redacted before it is cut: cut first, a key echoed across the cut would keep
 	// its head, which no later redaction of the whole key finds.
@@ -248,14 +277,24 @@ func (c *Client) attempt(ctx context.Context, body []byte) (ChatResponse, error)
 		return ChatResponse{}, fmt.Errorf("%w: no choice with a finish_reason: %q", ErrMalformed, redact.Cut(string(raw), c.cfg.APIKey, malformedBodyChars))
 	}
 	ch := wr.Choices[0]
-	resp := ChatResponse{FinishReason: *ch.FinishReason}
+	// A server may echo the request's Authorization header: nothing of the key reaches a run
+	// file or the terminal, in a success as in an error.
+	resp := ChatResponse{FinishReason: c.redact(*ch.FinishReason)}
 	if ch.Message.Content != nil {
-		resp.Text = *ch.Message.Content
+		resp.Text = c.redact(*ch.Message.Content)
 	}
 	if s, ok := ch.StopReason.(string); ok {
-		resp.StopReason = s
+		resp.StopReason = c.redact(s)
 	}
 	if u := wr.Usage; u != nil && u.PromptTokens != nil && u.CompletionTokens != nil {
+		for _, f := range []struct {
+			name string
+			n    int64
+		}{{"prompt_tokens", *u.PromptTokens}, {"completion_tokens", *u.CompletionTokens}} {
+			if f.n < 0 || f.n > maxTokens {
+				return ChatResponse{}, fmt.Errorf("%w: usage.%s is %d, outside [0, %d]", ErrMalformed, f.name, f.n, int64(maxTokens))
+			}
+		}
 		resp.Usage = Usage{PromptTokens: *u.PromptTokens, CompletionTokens: *u.CompletionTokens}
 	} else {
 		resp.Usage.Estimated = true

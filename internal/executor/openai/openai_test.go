@@ -522,3 +522,62 @@ func defaultBudget() config.Budget {
 	}
 	return c.Budget
 }
+
+// TestEchoedKeyInASuccessIsRedacted: a 200 reply that echoes the Authorization header keeps no
+// fragment of the key in the text the executor stores.
+func TestEchoedKeyInASuccessIsRedacted(t *testing.T) {
+	f := newFake(t, func(_ int64, _ wireRequest) reply {
+		return reply{200, completion("your key is Bearer "+secret+"\nAnswer: 42", "stop", true), 0}
+	})
+	resp, err := chat(testClient(t, f.URL, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if frag := keyFragment(resp.Text); frag != "" || !strings.Contains(resp.Text, "[redacted]") || !strings.HasSuffix(resp.Text, "Answer: 42") {
+		t.Fatalf("%q of the key in %q", frag, resp.Text)
+	}
+}
+
+// TestRedirectsAreRefused: a redirect, to another host or another port, is never followed (the
+// prompt and the key would go to a server nobody configured); the error names the Location and
+// the call is not retried.
+func TestRedirectsAreRefused(t *testing.T) {
+	var hits atomic.Int64
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Write([]byte(completion("Answer: 42", "stop", true)))
+	}))
+	t.Cleanup(elsewhere.Close)
+	for _, code := range []int{http.StatusTemporaryRedirect, http.StatusFound, http.StatusMovedPermanently} {
+		var calls atomic.Int64
+		redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			calls.Add(1)
+			http.Redirect(w, r, elsewhere.URL+"/v1/chat/completions", code)
+		}))
+		t.Cleanup(redirector.Close)
+		_, err := chat(testClient(t, redirector.URL, nil))
+		if !errors.Is(err, ErrRedirect) || !strings.Contains(err.Error(), elsewhere.URL) || calls.Load() != 1 {
+			t.Errorf("HTTP %d: %v after %d calls", code, err, calls.Load())
+		}
+	}
+	if hits.Load() != 0 {
+		t.Errorf("the redirect target was reached %d times", hits.Load())
+	}
+}
+
+// TestOversizedRepliesAndImpossibleUsageAreRefused: a reply over MaxReplyBytes fails at once with
+// its size named, and token counts outside [0, 2^40] never reach a run.
+func TestOversizedRepliesAndImpossibleUsageAreRefused(t *testing.T) {
+	huge := completion(strings.Repeat("x", MaxReplyBytes), "stop", true)
+	f := newFake(t, func(int64, wireRequest) reply { return reply{200, huge, 0} })
+	if _, err := chat(testClient(t, f.URL, nil)); !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "larger than 8 MiB") || f.calls.Load() != 1 {
+		t.Errorf("a %d-byte reply: %v after %d calls", len(huge), err, f.calls.Load())
+	}
+	for _, usage := range []string{`{"prompt_tokens": -999999999999, "completion_tokens": 7}`, `{"prompt_tokens": 5, "completion_tokens": 9999999999999999}`} {
+		body := `{"choices": [{"message": {"content": "Answer: 4"}, "finish_reason": "stop"}], "usage": ` + usage + `}`
+		f := newFake(t, func(int64, wireRequest) reply { return reply{200, body, 0} })
+		if _, err := chat(testClient(t, f.URL, nil)); !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "outside [0,") {
+			t.Errorf("usage %s: %v", usage, err)
+		}
+	}
+}
