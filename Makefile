@@ -126,6 +126,12 @@ test:
 	$(GO) test -tags $(TAGS) -short -run '^$$' -bench . -benchtime 1x -count=1 ./...
 	$(GO) test -count=1 ./internal/duck
 
+## gpu-check: on a GPU machine (Go, and Python's PJRT CUDA plugin), check the policy network on
+## xla:cuda against the CPU kernels and run the update and scoring benchmarks on both
+.PHONY: gpu-check
+gpu-check:
+	./scripts/gpu-check.sh
+
 ## same-outputs: check that this tree writes byte-identical run files to commit BASE (default
 ## HEAD) over SAME_STEPS steps and an evaluation: the check of a refactor that keeps behaviour
 BASE        ?= HEAD

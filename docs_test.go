@@ -225,18 +225,18 @@ func TestArchitectureListsEveryTable(t *testing.T) {
 	}
 }
 
-// README's layout table names every package of the module, as a `path` cell (a stage package
+// ARCHITECTURE.md's layout table (§14) names every package of the module, as a `path` cell (a stage package
 // is covered by `stages/<name>/`, a subpackage by a mention of its last two path elements), so
 // a package added or moved without a line there fails.
-func TestReadmeLayoutNamesEveryPackage(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
+func TestLayoutNamesEveryPackage(t *testing.T) {
+	readme, err := os.ReadFile("docs/ARCHITECTURE.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := string(readme)
-	start := strings.Index(text, "\n## Layout")
+	start := strings.Index(text, "\n## 14 Layout")
 	if start < 0 {
-		t.Fatal("README.md has no Layout section")
+		t.Fatal("docs/ARCHITECTURE.md has no section \"14 Layout\"")
 	}
 	layout := text[start:]
 	if end := strings.Index(layout[1:], "\n## "); end >= 0 {
@@ -270,7 +270,34 @@ func TestReadmeLayoutNamesEveryPackage(t *testing.T) {
 		case strings.Contains(layout, "`"+dir+"`") || strings.Contains(layout, "`"+dir+"/`"):
 		case len(parts) > 2 && strings.Contains(layout, "`"+strings.Join(parts[len(parts)-2:], "/")+"`"):
 		default:
-			t.Errorf("README.md's layout table does not name package folder %s", dir)
+			t.Errorf("docs/ARCHITECTURE.md's layout table does not name package folder %s", dir)
+		}
+	}
+}
+
+// mdLink is a Markdown link or image target.
+var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// TestMarkdownLinksResolve: every relative link of the README and of docs/*.md names a file or
+// folder of the repository (anchors after # are not checked).
+func TestMarkdownLinksResolve(t *testing.T) {
+	files, err := filepath.Glob("docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range append(files, "README.md") {
+		text, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range mdLink.FindAllStringSubmatch(string(text), -1) {
+			target, _, _ := strings.Cut(m[1], "#")
+			if target == "" || strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(filepath.Dir(f), target)); err != nil {
+				t.Errorf("%s links to %s, which does not exist", f, m[1])
+			}
 		}
 	}
 }

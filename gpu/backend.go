@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/gomlx/gomlx/backends"
 	// simplego is imported explicitly: backends/default would try to download an XLA plugin.
@@ -30,8 +31,21 @@ const simplegoConfig = "ops_sequential,dotgeneral_small"
 // NewBackend opens the gomlx backend the configuration names (compute.backend):
 //   - "simplego": pure Go on the CPU, always available;
 //   - "xla": XLA through a PJRT plugin, in builds with `-tags xla` (GPU when the plugin is CUDA);
+//     "xla:PLUGIN" names the plugin (xla:cuda, xla:cpu);
 //   - "auto": $GOMLX_BACKEND when set, else xla when it is compiled in and opens, else simplego.
 func NewBackend(name string) (backends.Backend, error) {
+	if plugin, ok := strings.CutPrefix(name, "xla:"); ok && plugin != "" {
+		// A named PJRT plugin, e.g. xla:cuda (pjrt_c_api_cuda_plugin.so under
+		// $PJRT_PLUGIN_LIBRARY_PATH).
+		if !slices.Contains(backends.List(), registered["xla"]) {
+			return nil, fmt.Errorf("gomlx backend %q: XLA is not compiled into this binary (available: %v); build with -tags xla", name, backends.List())
+		}
+		b, err := backends.NewWithConfig(name)
+		if err != nil {
+			return nil, fmt.Errorf("open gomlx backend %q: %w", name, err)
+		}
+		return b, nil
+	}
 	switch name {
 	case "simplego", "xla":
 		if !slices.Contains(backends.List(), registered[name]) {

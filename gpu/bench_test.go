@@ -92,10 +92,10 @@ func BenchmarkUpdate(b *testing.B) {
 	b.ReportMetric(flops/sec/1e9, "GFLOP/s")
 	b.ReportMetric(peak/1e9, "peak-GFLOP/s")
 	b.ReportMetric(flops/sec/peak, "of-peak")
-	// CPU time, unlike wall time, holds on a shared machine: 1.2 s at writing (0.67 s on 2 idle
-	// cores); the graphs took 12 s.
-	if !testing.Short() && cpu > 2.5 {
-		b.Errorf("%.2f s of CPU per update, want under 2.5 s", cpu)
+	// Only a ratio measured in this run is asserted: the kernels' share of the matmul peak of the
+	// same cores (0.44–0.49 at writing), never a time, which a slower or busier machine changes.
+	if !testing.Short() && flops/sec/peak < 0.2 {
+		b.Errorf("the update runs at %.2f of the measured matmul peak, want at least 0.2", flops/sec/peak)
 	}
 }
 

@@ -23,10 +23,10 @@ type Engine struct {
 	backend backends.Backend
 	mu      sync.Mutex
 	execs   map[string]*graph.Exec
-	// native: the update's passes (Encode, the policy gradient, FitMSE and the heads'
-	// predictions inside Update) run as plain-Go kernels (native.go) instead of graphs. Set on
-	// the simplego backend, where they are an order of magnitude faster; Score and Predict, what
-	// rollouts read, stay graphs on every backend.
+	// native: scoring (Score, Predict) and the update's passes (Encode, the policy gradient,
+	// FitMSE) run as plain-Go kernels (native.go, native_policy.go, native_head.go) instead of
+	// graphs. Set on the simplego backend, where they are an order of magnitude faster; the graphs
+	// serve XLA.
 	native bool
 }
 

@@ -99,13 +99,22 @@ func packRows(what string, rows [][]float32, w, n int) ([]float32, error) {
 	return flat, nil
 }
 
-// Predict returns the head's output for every row of x (In values each).
+// Predict returns the head's output for every row of x (In values each): plain-Go kernels on
+// engines that run natively (each row computed from its own input alone), else a graph.
 func (h *Head) Predict(e *Engine, x [][]float32) ([]float32, error) {
 	if err := h.check(); err != nil {
 		return nil, err
 	}
 	if len(x) == 0 {
 		return []float32{}, nil
+	}
+	if e.native {
+		flat, err := packRows("head "+h.Name, x, h.In, len(x))
+		if err != nil {
+			return nil, err
+		}
+		y, _ := h.runNative(flat, len(x), nil)
+		return y, nil
 	}
 	n := bucket(len(x), 64)
 	flat, err := packRows("head "+h.Name, x, h.In, n)
@@ -120,22 +129,6 @@ func (h *Head) Predict(e *Engine, x [][]float32) ([]float32, error) {
 		return nil, fmt.Errorf("head %s: %w", h.Name, err)
 	}
 	return out[0][:len(x)], nil
-}
-
-// predict is Predict inside the update: plain Go on engines that run the update natively.
-func (h *Head) predict(e *Engine, x [][]float32) ([]float32, error) {
-	if !e.native {
-		return h.Predict(e, x)
-	}
-	if err := h.check(); err != nil {
-		return nil, err
-	}
-	flat, err := packRows("head "+h.Name, x, h.In, len(x))
-	if err != nil {
-		return nil, err
-	}
-	y, _ := h.runNative(flat, len(x), nil)
-	return y, nil
 }
 
 // FitMSE takes steps AdamW steps on weight × the sum over heads of the MSE between head(x) and

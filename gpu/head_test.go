@@ -104,8 +104,8 @@ func headGroup(heads ...*Head) *ClipGroup {
 	return g
 }
 
-// TestHeadPredictMatchesPlainGo checks the head's graph (Predict) and its CPU kernels (predict
-// on a native engine, what the update runs) against a float64 plain-Go forward pass.
+// TestHeadPredictMatchesPlainGo checks the head's graph and its CPU kernels (Predict on a native
+// engine) against a float64 plain-Go forward pass.
 func TestHeadPredictMatchesPlainGo(t *testing.T) {
 	e := testEngine(t)
 	for _, c := range []struct{ sig, native bool }{{true, false}, {false, false}, {true, true}, {false, true}} {
@@ -121,7 +121,7 @@ func TestHeadPredictMatchesPlainGo(t *testing.T) {
 		}
 		for _, n := range []int{1, 5, 64, 70, 600} { // 70 crosses a padding bucket, 600 a native group
 			x, _ := headData(n, uint64(n))
-			got, err := h.predict(e, x)
+			got, err := h.Predict(e, x)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"math"
+	"slices"
 
 	"github.com/evosteer/evosteer-go/internal/policy"
 )
@@ -121,13 +122,8 @@ func (g *policyGrads) add(o *policyGrads) {
 // the caller (pack).
 func (p *PolicyNet) gradientNative(rows []PolicyRow, chosen []int, hRho [][]float32, cTheta []float32) ([][]float32, []float64) {
 	th, base := p.nativeTheta(), p.nativeBase()
-	H, A := p.Hidden, policy.ActionWidth
 	// θ's and the base's action weights side by side, so one matmul gives both pre-activations.
-	wad2 := make([]float32, A*2*H)
-	for k := range A {
-		copy(wad2[k*2*H:], th.wad[k*H:(k+1)*H])
-		copy(wad2[k*2*H+H:], base.wad[k*H:(k+1)*H])
-	}
+	wad2 := sideBySide(th.wad, base.wad, policy.ActionWidth, p.Hidden)
 	logp := make([]float64, len(rows))
 	gs := groups(len(rows), nativeGroup)
 	partial := make([]*policyGrads, len(gs))
@@ -165,12 +161,7 @@ func (p *PolicyNet) gradientGroup(th, base *nativeNet, wad2 []float32, rows []Po
 	var logits, dz []float32          // one decision's
 	gwad, gwo := make([]float32, A*H), make([]float32, H)
 	for d0 := 0; d0 < n; {
-		// A run of whole decisions of about nativeActionRows legal actions.
-		R, d1 := 0, d0
-		for d1 < n && (d1 == d0 || R+rows[d1].Legal() <= nativeActionRows) {
-			R += rows[d1].Legal()
-			d1++
-		}
+		d1, R := actionRun(rows, d0)
 		if cap(pre) < R*2*H {
 			acts, pre, gd, dpre = make([]float32, R*A), make([]float32, R*2*H), make([]float32, R*H), make([]float32, R*H)
 		}
@@ -253,6 +244,18 @@ func (p *PolicyNet) gradientGroup(th, base *nativeNet, wad2 []float32, rows []Po
 	return grads
 }
 
+// actionRun is the run of whole decisions rows[d0:d1] that starts at d0 and holds about
+// nativeActionRows legal actions (at least one decision), and its R legal actions: the unit of
+// one pass through the action layer.
+func actionRun(rows []PolicyRow, d0 int) (d1, R int) {
+	d1 = d0
+	for d1 < len(rows) && (d1 == d0 || R+rows[d1].Legal() <= nativeActionRows) {
+		R += rows[d1].Legal()
+		d1++
+	}
+	return d1, R
+}
+
 // logSoftmaxGrad returns log π(chosen) under the log-softmax of logits (float32, as the scores
 // file holds it) and sets dz to the gradient of c·log π(chosen): c·(1[a = chosen] − π(a)). A
 // single legal action has log π = 0 and no gradient.
@@ -318,4 +321,137 @@ func (p *PolicyNet) adapterGrads(g *policyGrads) [][]float32 {
 	}
 	out[adAah], out[adAad], out[adBa] = to32(dAh), to32(dAd), to32(dBh)
 	return out
+}
+
+// mergedTheta is θ's effective weights for scoring, with the adapter values they were merged
+// from: rollouts score thousands of decisions with one learner, so the merge (a rank-r product
+// per layer) is paid once per learner, not once per call.
+type mergedTheta struct {
+	net     *nativeNet
+	wad2    []float32   // θ's and the base's action weights side by side, [A, 2·hidden]
+	adapter [][]float32 // copies of the adapter values merged
+}
+
+// merged returns θ's effective weights, merging again only when the adapter changed since the
+// last merge (an update in place).
+func (p *PolicyNet) merged() *mergedTheta {
+	p.mergeMu.Lock()
+	defer p.mergeMu.Unlock()
+	if m := p.mergedCache; m != nil && len(m.adapter) == len(p.Adapter) {
+		same := true
+		for i, a := range p.Adapter {
+			if !slices.Equal(m.adapter[i], a.Value) {
+				same = false
+				break
+			}
+		}
+		if same {
+			return m
+		}
+	}
+	th, base := p.nativeTheta(), p.nativeBase()
+	m := &mergedTheta{net: th, wad2: sideBySide(th.wad, base.wad, policy.ActionWidth, p.Hidden)}
+	for _, a := range p.Adapter {
+		m.adapter = append(m.adapter, slices.Clone(a.Value))
+	}
+	p.mergedCache = m
+	return m
+}
+
+// sideBySide puts two [rows, w] matrices side by side, [rows, 2w], so one matmul gives both
+// products.
+func sideBySide(a, b []float32, rows, w int) []float32 {
+	out := make([]float32, rows*2*w)
+	for k := range rows {
+		copy(out[k*2*w:], a[k*w:(k+1)*w])
+		copy(out[k*2*w+w:], b[k*w:(k+1)*w])
+	}
+	return out
+}
+
+// scoreNative is Score on the CPU: the same functions as the graph (encode, thetaLogits,
+// maskedLogSoftmax) over each decision's exact legal actions, groups of decisions on every core.
+// Every matmul computes each output row from its own input row alone, in a fixed order, so a
+// row's scores depend neither on its batch nor on the number of cores: rescore reproduces the
+// rollout's behaviour log-probabilities bit for bit.
+func (p *PolicyNet) scoreNative(batch []PolicyRow) *Scores {
+	m, base := p.merged(), p.nativeBase()
+	th := m.net
+	S, H, E, A := p.StateWidth, p.Hidden, p.EncoderDim, policy.ActionWidth
+	s := &Scores{Theta: make([][]float32, len(batch)), Rho: make([][]float32, len(batch)), H: make([][]float32, len(batch))}
+	gs := groups(len(batch), nativeGroup)
+	forEach(len(gs), func(g int) {
+		lo, hi := gs[g][0], gs[g][1]
+		rows, n := batch[lo:hi], hi-lo
+		states := make([]float32, n*S)
+		for i, r := range rows {
+			copy(states[i*S:], r.State)
+		}
+		hT, hB := p.encodeNative(th, states, n).h, p.encodeNative(base, states, n).h
+		phT, phB := make([]float32, n*H), make([]float32, n*H)
+		mm(false, false, n, H, E, hT, th.wah, false, phT)
+		addRows(phT, th.ba)
+		mm(false, false, n, H, E, hB, base.wah, false, phB)
+		addRows(phB, base.ba)
+		var acts, pre []float32
+		for d0 := 0; d0 < n; {
+			d1, R := actionRun(rows, d0)
+			if cap(pre) < R*2*H {
+				acts, pre = make([]float32, R*A), make([]float32, R*2*H)
+			}
+			acts, pre = acts[:R*A], pre[:R*2*H]
+			off := 0
+			for d := d0; d < d1; d++ {
+				copy(acts[off*A:], rows[d].Actions)
+				off += rows[d].Legal()
+			}
+			rmsRows(acts, acts, make([]float32, R), A)
+			mm(false, false, R, 2*H, A, acts, m.wad2, false, pre)
+			off = 0
+			for d := d0; d < d1; d++ {
+				K := rows[d].Legal()
+				logits := make([]float32, K)
+				ptT, ptB := phT[d*H:(d+1)*H], phB[d*H:(d+1)*H]
+				for a := range K {
+					row := pre[(off+a)*2*H : (off+a+1)*2*H]
+					var zt, zb float32
+					for j, wt := range th.wo[:H] {
+						zt += gelu32(row[j]+ptT[j]) * wt
+						zb += gelu32(row[H+j]+ptB[j]) * base.wo[j]
+					}
+					logits[a] = rows[d].Prior[a] + ((zt + th.bo) - (zb + base.bo))
+				}
+				s.Theta[lo+d] = logSoftmax32(logits)
+				s.Rho[lo+d] = logSoftmax32(slices.Clone(rows[d].Prior))
+				off += K
+			}
+			d0 = d1
+		}
+		for i := range n {
+			s.H[lo+i] = hB[i*E : (i+1)*E : (i+1)*E]
+		}
+	})
+	return s
+}
+
+// logSoftmax32 turns logits into log-probabilities in place (float64 sums): exactly 0 for a
+// single legal action.
+func logSoftmax32(logits []float32) []float32 {
+	if len(logits) == 1 {
+		logits[0] = 0
+		return logits
+	}
+	hi := logits[0]
+	for _, v := range logits[1:] {
+		hi = max(hi, v)
+	}
+	var sum float64
+	for _, v := range logits {
+		sum += math.Exp(float64(v - hi))
+	}
+	lse := float32(math.Log(sum))
+	for i, v := range logits {
+		logits[i] = v - hi - lse
+	}
+	return logits
 }

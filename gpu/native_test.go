@@ -38,14 +38,21 @@ func TestNativeGELU(t *testing.T) {
 // TestNativeGradientMatchesGraph compares the CPU kernels of the policy gradient with the graph
 // on the default network over two groups of decisions (nativeGroup), with single-action
 // decisions and many passes of the action layer (nativeActionRows) in each.
-func TestNativeGradientMatchesGraph(t *testing.T) {
-	graphs, native := testEngine(t), testEngine(t)
+// nativeAndGraphs are two engines on simplego, one with the CPU kernels and one with the graphs,
+// and a learner of the default configuration.
+func nativeAndGraphs(t *testing.T) (native, graphs *Engine, l *Learner) {
+	t.Helper()
+	native, graphs = testEngine(t), testEngine(t)
 	graphs.native = false
 	def, err := config.Default()
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := NewLearner(OptionsFromConfig(def, policy.StateWidth(6)), nil)
+	return native, graphs, NewLearner(OptionsFromConfig(def, policy.StateWidth(6)), nil)
+}
+
+func TestNativeGradientMatchesGraph(t *testing.T) {
+	native, graphs, l := nativeAndGraphs(t)
 	perturb(l, 4)
 	rows := randomRows(l.Policy, nativeGroup+37, 24, 5)
 	r := rand.New(rand.NewPCG(7, 8))
@@ -129,5 +136,84 @@ func TestNativeUpdateIndependentOfCores(t *testing.T) {
 		if !slices.Equal(p.Value, params[1][i].Value) {
 			t.Fatalf("%s differs between 1 and 3 cores", p.Name)
 		}
+	}
+}
+
+// TestNativeScoreMatchesGraph: the CPU kernels score decisions as the graph does, within
+// 1e-5·(1 + |value|) in log-probability (θ and ρ) and in h_ρ — float32 rounding in another
+// order — with exactly 0 for a single legal action; and after the
+// adapter changes in place, the next call scores with the new adapter (the merge is redone).
+func TestNativeScoreMatchesGraph(t *testing.T) {
+	native, graphs, l := nativeAndGraphs(t)
+	rows := randomRows(l.Policy, nativeGroup+37, 24, 5)
+	for round := range 2 {
+		perturb(l, uint64(4+round)) // the second round changes the adapter in place
+		got, err := l.Policy.Score(native, rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := l.Policy.Score(graphs, rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range rows {
+			for _, c := range []struct {
+				what      string
+				got, want []float32
+			}{{"log π_θ", got.Theta[i], want.Theta[i]}, {"log π_ρ", got.Rho[i], want.Rho[i]}, {"h_ρ", got.H[i], want.H[i]}} {
+				if len(c.got) != len(c.want) {
+					t.Fatalf("round %d row %d %s: %d values, graph %d", round, i, c.what, len(c.got), len(c.want))
+				}
+				for j, v := range c.want {
+					if math.Abs(float64(c.got[j]-v)) > 1e-5*(1+math.Abs(float64(v))) {
+						t.Fatalf("round %d row %d %s[%d]: %v, graph %v", round, i, c.what, j, c.got[j], v)
+					}
+				}
+			}
+			if r.Legal() == 1 && (got.Theta[i][0] != 0 || got.Rho[i][0] != 0) {
+				t.Fatalf("row %d has one legal action but log π %v, %v", i, got.Theta[i][0], got.Rho[i][0])
+			}
+		}
+	}
+}
+
+// TestNativeScoreIndependentOfBatchAndCores: a row's scores are bit-identical whatever batch it
+// is scored in (alone, reversed, among others) and on one core or several — what lets rescore
+// reproduce the rollout's behaviour log-probabilities exactly.
+func TestNativeScoreIndependentOfBatchAndCores(t *testing.T) {
+	e := testEngine(t)
+	def, err := config.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := NewLearner(OptionsFromConfig(def, policy.StateWidth(6)), nil)
+	perturb(l, 9)
+	rows := randomRows(l.Policy, 2*nativeGroup+11, 30, 3)
+	whole, err := l.Policy.Score(e, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := func(what string, i int, s *Scores, k int) {
+		if !slices.Equal(s.Theta[k], whole.Theta[i]) || !slices.Equal(s.Rho[k], whole.Rho[i]) || !slices.Equal(s.H[k], whole.H[i]) {
+			t.Fatalf("row %d scored %s differs from the whole batch's", i, what)
+		}
+	}
+	reversed := slices.Clone(rows)
+	slices.Reverse(reversed)
+	old := runtime.GOMAXPROCS(1)
+	rev, err := l.Policy.Score(e, reversed)
+	runtime.GOMAXPROCS(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range rows {
+		same("reversed on one core", i, rev, len(rows)-1-i)
+	}
+	for _, i := range []int{0, nativeGroup - 1, nativeGroup, len(rows) - 1} {
+		alone, err := l.Policy.Score(e, rows[i:i+1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		same("alone", i, alone, 0)
 	}
 }

@@ -175,7 +175,7 @@ func (l *Learner) surrogateSteps(e *Engine, trajs []Trajectory, set trainSet, re
 	adv := make(map[int][]float64, len(set.trajs))
 	var groupAdv map[int]float64
 	if o.objective() == ObjectivePPO {
-		v, err := l.Critic.predict(e, set.resIn)
+		v, err := l.Critic.Predict(e, set.resIn)
 		if err != nil {
 			return err
 		}

@@ -341,7 +341,7 @@ func TestSurrogateObjectivesInTheLearner(t *testing.T) {
 		}
 		var v []float32
 		if obj == ObjectivePPO {
-			if v, err = l.Critic.predict(e, resIn); err != nil { // as the update predicts
+			if v, err = l.Critic.Predict(e, resIn); err != nil { // as the update predicts
 				t.Fatal(err)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 
 	"github.com/gomlx/gomlx/pkg/core/graph"
 
@@ -51,6 +52,9 @@ type PolicyNet struct {
 	Alpha                          float64
 	Base                           []*Param // Ws1 bs1 Ws2 bs2 Wah Wad ba wo bo (frozen)
 	Adapter                        []*Param // As1 Bs1 As2 Bs2 Aah Aad Ba Ao Bo (trainable)
+
+	mergeMu     sync.Mutex
+	mergedCache *mergedTheta // θ's effective weights for scoreNative (merged)
 }
 
 // Indices into Base and Adapter.
@@ -292,6 +296,12 @@ const scoreChunk = 256
 func (p *PolicyNet) Score(e *Engine, batch []PolicyRow) (*Scores, error) {
 	if err := p.check(); err != nil {
 		return nil, err
+	}
+	if e.native {
+		if _, err := p.checkRows(batch); err != nil {
+			return nil, err
+		}
+		return p.scoreNative(batch), nil
 	}
 	s := &Scores{Theta: make([][]float32, len(batch)), Rho: make([][]float32, len(batch)), H: make([][]float32, len(batch))}
 	order := make([]int, len(batch))

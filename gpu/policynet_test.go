@@ -1,9 +1,12 @@
 package gpu
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
+	"os"
 	"testing"
+	"time"
 
 	"github.com/gomlx/gomlx/pkg/core/graph"
 
@@ -12,9 +15,11 @@ import (
 )
 
 // testEngine opens the simplego engine for a test and closes it after.
+// testEngine opens simplego, or the backend EVOSTEER_TEST_BACKEND names (scripts/gpu-check.sh
+// runs the benchmarks on xla:cuda this way).
 func testEngine(t testing.TB) *Engine {
 	t.Helper()
-	e, err := OpenEngine("simplego")
+	e, err := OpenEngine(cmp.Or(os.Getenv("EVOSTEER_TEST_BACKEND"), "simplego"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,9 +366,11 @@ func TestMatMulCustomGradMatchesAutodiff(t *testing.T) {
 }
 
 // BenchmarkPolicyNetScore scores a rollout wave: 128 episodes' decisions, K bucket 64 (under
-// -short: 8 decisions).
+// -short: 8 decisions), with the CPU kernels (what every CPU run uses), and reports decisions/s
+// and x-graph, the speed-up over the graph path timed in the same run on the same rows.
 func BenchmarkPolicyNetScore(bm *testing.B) {
-	e := testEngine(bm)
+	native, graphs := testEngine(bm), testEngine(bm)
+	graphs.native = false
 	def, err := config.Default()
 	if err != nil {
 		bm.Fatal(err)
@@ -375,23 +382,33 @@ func BenchmarkPolicyNetScore(bm *testing.B) {
 		n = 8
 	}
 	rows := randomRows(p, n, 46, 3)
-	if _, err := p.Score(e, rows); err != nil {
-		bm.Fatal(err)
-	}
-	bm.ResetTimer()
-	for range bm.N {
+	for _, e := range []*Engine{native, graphs} { // compile the graph, merge the adapter
 		if _, err := p.Score(e, rows); err != nil {
 			bm.Fatal(err)
 		}
 	}
-	bm.ReportMetric(float64(len(rows)*bm.N)/bm.Elapsed().Seconds(), "decisions/s")
+	bm.ResetTimer()
+	for range bm.N {
+		if _, err := p.Score(native, rows); err != nil {
+			bm.Fatal(err)
+		}
+	}
+	bm.StopTimer()
+	sec := bm.Elapsed().Seconds()
+	start := time.Now()
+	for range bm.N {
+		if _, err := p.Score(graphs, rows); err != nil {
+			bm.Fatal(err)
+		}
+	}
+	bm.ReportMetric(float64(len(rows)*bm.N)/sec, "decisions/s")
+	bm.ReportMetric(time.Since(start).Seconds()/sec, "x-graph")
 }
 
 // TestPolicyNetBatchInvariant: a row's scores are bit-identical alone and in a batch of 300 of
 // varied legal counts (simplego with one matmul kernel), so rescore reproduces a rollout wave's
 // log-probabilities exactly.
 func TestPolicyNetBatchInvariant(t *testing.T) {
-	e := testEngine(t)
 	def, err := config.Default()
 	if err != nil {
 		t.Fatal(err)
@@ -399,18 +416,22 @@ func TestPolicyNetBatchInvariant(t *testing.T) {
 	p := NewPolicyNet(def.Policy, policy.StateWidth(6), 8)
 	randomiseAdapter(p, 9, 0.4)
 	rows := randomRows(p, 300, 40, 10)
-	all, err := p.Score(e, rows)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, i := range []int{0, 7, 29, 150, 299} {
-		one, err := p.Score(e, rows[i:i+1])
+	for _, native := range []bool{true, false} { // the CPU kernels, and the graph (what XLA runs)
+		e := testEngine(t)
+		e.native = native
+		all, err := p.Score(e, rows)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for k := range rows[i].Prior {
-			if one.Theta[0][k] != all.Theta[i][k] || one.Rho[0][k] != all.Rho[i][k] {
-				t.Fatalf("row %d action %d: alone (%v, %v), in a batch (%v, %v)", i, k, one.Theta[0][k], one.Rho[0][k], all.Theta[i][k], all.Rho[i][k])
+		for _, i := range []int{0, 7, 29, 150, 299} {
+			one, err := p.Score(e, rows[i:i+1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k := range rows[i].Prior {
+				if one.Theta[0][k] != all.Theta[i][k] || one.Rho[0][k] != all.Rho[i][k] {
+					t.Fatalf("native %v row %d action %d: alone (%v, %v), in a batch (%v, %v)", native, i, k, one.Theta[0][k], one.Rho[0][k], all.Theta[i][k], all.Rho[i][k])
+				}
 			}
 		}
 	}

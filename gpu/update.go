@@ -250,7 +250,7 @@ func (l *Learner) lossAndGradient(e *Engine, in UpdateInput) (*UpdateResult, [][
 	met.PolicyForwardRows += len(rows)
 	resid := make([]float32, len(rows))
 	if o.FlowCorrections {
-		if resid, err = l.Residual.predict(e, resIn); err != nil {
+		if resid, err = l.Residual.Predict(e, resIn); err != nil {
 			return nil, nil, nil, err
 		}
 		met.HeadRows += len(rows)

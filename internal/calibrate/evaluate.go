@@ -51,7 +51,11 @@ func NewSample(cfg *config.Config, benchmarks []string, split string, perBenchma
 		if tt != b {
 			taskType = tt
 		}
-		s.Tasks[b] = sim.Tasks(cfg.Sim, cfg.Seed, b, taskType, split, perBenchmark)
+		n := perBenchmark
+		if split == "test" {
+			n = tasks.TestSize(b, n) // the benchmark's own test size where it has fewer items (AIME's 30)
+		}
+		s.Tasks[b] = sim.Tasks(cfg.Sim, cfg.Seed, b, taskType, split, n)
 	}
 	return s, nil
 }

@@ -31,7 +31,7 @@ type Options struct {
 
 // DefaultOptions fit the paper's 72 cells in about 25 minutes on 2 cores (twice that with the refit).
 func DefaultOptions() Options {
-	return Options{Rounds: 2, PerBenchmark: 128, SearchPerType: 32, FinalSearch: 192, MaxEvals: 16, Seed: 1}
+	return Options{Rounds: 2, PerBenchmark: 256, SearchPerType: 32, FinalSearch: 192, MaxEvals: 20, Seed: 1}
 }
 
 // Fitted is one parameter's result.

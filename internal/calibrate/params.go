@@ -31,7 +31,8 @@ const ReferenceBlock = "reference"
 // benchmarkParams are the fitted values of one benchmark's row: its level (the solver's logit at
 // difficulty 0), the weight of the tool its task type offers (search for question answering and
 // multiple choice, python for math and code; none on the interactive benchmarks), how much a plan
-// helps, and the executor-alone offset (bare, fitted to the direct cell alone).
+// helps, the share of tasks no agent solves, and the executor-alone offset (bare, fitted to the
+// direct cell alone).
 func benchmarkParams(benchmark string) (fitted []Param, bare Param) {
 	row := func(c *config.Config) *config.SimFamily { return c.Sim.Families.Row(benchmark) }
 	key := "sim.families." + benchmark + "."
@@ -51,22 +52,33 @@ func benchmarkParams(benchmark string) (fitted []Param, bare Param) {
 	fitted = append(fitted, Param{Name: key + "plan_weight", Block: benchmark, Lo: -4, Hi: 10, Step: 1, Start: 1,
 		get: func(c *config.Config) float64 { return row(c).PlanWeight },
 		set: func(c *config.Config, v float64) { row(c).PlanWeight = v }})
+	// Where the measured systems saturate: the share of tasks out of every agent's reach.
+	fitted = append(fitted, Param{Name: key + "unsolvable_share", Block: benchmark, Lo: 0, Hi: 0.6, Step: 0.05, Start: 0.05,
+		get: func(c *config.Config) float64 { return row(c).UnsolvableShare },
+		set: func(c *config.Config, v float64) { row(c).UnsolvableShare = v }})
 	bare = Param{Name: key + "bare_logit", Block: benchmark, Lo: -8, Hi: 4, Step: 0.6, Start: 0,
 		get: func(c *config.Config) float64 { return row(c).BareLogit },
 		set: func(c *config.Config, v float64) { row(c).BareLogit = v }}
 	return fitted, bare
 }
 
-// referenceParams are the fitted weights of ρ's prior: how strongly it opens with a tool role
-// where the task type offers one, and how readily it adds a verifier once an answer stands.
+// referenceParams are the fitted weights of ρ's prior: how strongly it opens with a solver, and
+// with a tool role where the task type offers one, how readily it adds a verifier once an answer stands, and how
+// readily it lets the acting agent act on in an interactive environment that runs on.
 func referenceParams() []Param {
 	return []Param{
+		{Name: "reference_prior.add_solver_to_empty_team", Block: ReferenceBlock, Lo: -6, Hi: 10, Step: 1, Start: 1,
+			get: func(c *config.Config) float64 { return c.Prior.AddSolverToEmptyTeam },
+			set: func(c *config.Config, v float64) { c.Prior.AddSolverToEmptyTeam = v }},
 		{Name: "reference_prior.add_tool_agent_to_empty_team", Block: ReferenceBlock, Lo: -6, Hi: 10, Step: 1,
 			get: func(c *config.Config) float64 { return c.Prior.AddToolAgentToEmptyTeam },
 			set: func(c *config.Config, v float64) { c.Prior.AddToolAgentToEmptyTeam = v }},
 		{Name: "reference_prior.add_verifier_to_check_output", Block: ReferenceBlock, Lo: -6, Hi: 12, Step: 1,
 			get: func(c *config.Config) float64 { return c.Prior.AddVerifierToCheckOutput },
 			set: func(c *config.Config, v float64) { c.Prior.AddVerifierToCheckOutput = v }},
+		{Name: "reference_prior.rerun_output_while_environment_runs", Block: ReferenceBlock, Lo: -6, Hi: 12, Step: 1,
+			get: func(c *config.Config) float64 { return c.Prior.RerunOutputWhileEnvironmentRuns },
+			set: func(c *config.Config, v float64) { c.Prior.RerunOutputWhileEnvironmentRuns = v }},
 	}
 }
 

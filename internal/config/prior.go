@@ -29,4 +29,6 @@ type ReferencePrior struct {
 	AddReviseAnswerToVerifier float64 `yaml:"add_revise_answer_to_verifier" json:"add_revise_answer_to_verifier"`
 	SetOutputCheckedVerifier  float64 `yaml:"set_output_checked_verifier" json:"set_output_checked_verifier"`
 	StopWithUncheckedVerifier float64 `yaml:"stop_with_unchecked_verifier" json:"stop_with_unchecked_verifier"`
+	// What it knows of interactive tasks: the agent acting in a running environment acts on.
+	RerunOutputWhileEnvironmentRuns float64 `yaml:"rerun_output_while_environment_runs" json:"rerun_output_while_environment_runs"`
 }

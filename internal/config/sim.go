@@ -24,8 +24,13 @@ type Sim struct {
 	RerunBonus         float64 `yaml:"rerun_bonus" json:"rerun_bonus"`
 	VerifierRecall     float64 `yaml:"verifier_recall" json:"verifier_recall"`
 	VerifierFalseAlarm float64 `yaml:"verifier_false_alarm" json:"verifier_false_alarm"`
-	VerifierBonus      float64 `yaml:"verifier_bonus" json:"verifier_bonus"`
-	PlannerSkillAnswer float64 `yaml:"planner_skill_answer" json:"planner_skill_answer"`
+	// VerifierFalseAlarmCompetence is how far a verifier's own competence silences its false
+	// alarms: it flags a correct answer with probability
+	// verifier_false_alarm * (1 - verifier_false_alarm_competence * sigmoid(z)). At 0 (the first
+	// world) a verifier doubts right answers as often on easy tasks as on hard ones.
+	VerifierFalseAlarmCompetence float64 `yaml:"verifier_false_alarm_competence" json:"verifier_false_alarm_competence"`
+	VerifierBonus                float64 `yaml:"verifier_bonus" json:"verifier_bonus"`
+	PlannerSkillAnswer           float64 `yaml:"planner_skill_answer" json:"planner_skill_answer"`
 
 	// Tools.
 	SearchHitRate     float64 `yaml:"search_hit_rate" json:"search_hit_rate"`
@@ -139,8 +144,11 @@ type SimFamily struct {
 	// BareLogit is added to the logit of an execution without the architecture's harness (the
 	// executor alone: no role instruction, the direct baseline), e.g. answers in a form the
 	// grader misses.
-	BareLogit   float64 `yaml:"bare_logit" json:"bare_logit"`
-	OutputScale float64 `yaml:"output_scale" json:"output_scale"`
+	BareLogit float64 `yaml:"bare_logit" json:"bare_logit"`
+	// UnsolvableShare is the share of the benchmark's tasks that no agent solves (a gold label
+	// out of reach, a grader that misses every form): where the measured systems saturate.
+	UnsolvableShare float64 `yaml:"unsolvable_share" json:"unsolvable_share"`
+	OutputScale     float64 `yaml:"output_scale" json:"output_scale"`
 }
 
 // SimRoles holds one row per role of the reference.
@@ -205,6 +213,7 @@ func (k *checker) sim(s Sim) {
 	finite("rerun_bonus", s.RerunBonus)
 	prob("verifier_recall", s.VerifierRecall)
 	prob("verifier_false_alarm", s.VerifierFalseAlarm)
+	prob("verifier_false_alarm_competence", s.VerifierFalseAlarmCompetence)
 	finite("verifier_bonus", s.VerifierBonus)
 	prob("planner_skill_answer", s.PlannerSkillAnswer)
 
@@ -259,6 +268,7 @@ func (k *checker) sim(s Sim) {
 		weight("python_weight", f.PythonWeight)
 		k.floatIn("sim."+key+"plan_weight", f.PlanWeight, -10, 10, false, false) // a plan may distract
 		finite(key+"bare_logit", f.BareLogit)
+		prob(key+"unsolvable_share", f.UnsolvableShare)
 		k.positive("sim."+key+"output_scale", f.OutputScale)
 	}
 

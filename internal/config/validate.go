@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/goccy/go-yaml/ast"
 )
@@ -203,7 +204,9 @@ func (c *Config) validate(name string, file *ast.File) error {
 	k.oneOf("executor.backend", c.Executor.Backend, "sim", "openai")
 	k.nonNegative("executor.temperature", c.Executor.Temperature)
 	k.executorTools(c)
-	k.oneOf("compute.backend", c.Compute.Backend, "auto", "simplego", "xla")
+	if plugin, ok := strings.CutPrefix(c.Compute.Backend, "xla:"); !ok || plugin == "" {
+		k.oneOf("compute.backend", c.Compute.Backend, "auto", "simplego", "xla")
+	}
 	k.oneOf("objective", c.Objective, Objectives...)
 	co := c.Comparison
 	k.floatIn("comparison.log_z_lr", co.LogZLR, 0, maxLR, true, false)

@@ -88,7 +88,23 @@ func (a Action) value() map[string]any {
 
 // JSON is the canonical action text: sorted keys, no whitespace, absent fields omitted,
 // strings NFC-normalised. Legal actions are sorted and compared by it.
-func (a Action) JSON() string { return canonicalJSON(a.value()) }
+// It is written directly, keys in their sorted order, because sorting the legal set reads it
+// for every action at every decision; TestActionJSONIsCanonical holds it to canonicalJSON.
+func (a Action) JSON() string {
+	var b strings.Builder
+	b.Grow(96)
+	b.WriteString(`{"kind":`)
+	writeString(&b, a.Kind)
+	for _, f := range [...]struct{ key, v string }{{"node_id", a.NodeID}, {"protocol", a.Protocol}, {"role_id", a.RoleID},
+		{"skill_id", a.SkillID}, {"source_id", a.SourceID}, {"target_id", a.TargetID}} {
+		if f.v != "" {
+			b.WriteString(`,"` + f.key + `":`)
+			writeString(&b, f.v)
+		}
+	}
+	b.WriteByte('}')
+	return b.String()
+}
 
 // Validate checks the action's shape (not its legality in a state): a known kind, its
 // required fields present and non-blank, no field the kind does not take, a known protocol,

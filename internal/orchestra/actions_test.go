@@ -6,7 +6,8 @@ import (
 	"github.com/evosteer/evosteer-go/internal/textrules"
 )
 
-func TestActionJSONCanonical(t *testing.T) {
+// TestActionJSONIsCanonical: Action.JSON, written directly, is canonicalJSON of the action's value.
+func TestActionJSONIsCanonical(t *testing.T) {
 	cases := []struct {
 		name string
 		a    Action
@@ -20,11 +21,19 @@ func TestActionJSONCanonical(t *testing.T) {
 		{"no HTML escaping, UTF-8 kept", addAgent("n0", "a<b>&ü", ""), `{"kind":"ADD_AGENT","node_id":"n0","role_id":"a<b>&ü"}`},
 		{"NFC normalisation", addAgent("n0", "e\u0301", ""), "{\"kind\":\"ADD_AGENT\",\"node_id\":\"n0\",\"role_id\":\"\u00e9\"}"},
 		{"control characters escaped as Python does", addAgent("n0", "a\"\\\n\x01", ""), `{"kind":"ADD_AGENT","node_id":"n0","role_id":"a\"\\\n\u0001"}`},
+		{"invalid UTF-8 replaced, tab and DEL", addAgent("n0", "a\xff\tb\x7f", ""), "{\"kind\":\"ADD_AGENT\",\"node_id\":\"n0\",\"role_id\":\"a\ufffd\\tb\x7f\"}"},
 	}
 	for _, c := range cases {
 		if got := c.a.JSON(); got != c.want {
 			t.Errorf("%s: got %s, want %s", c.name, got, c.want)
 		}
+		if got, want := c.a.JSON(), canonicalJSON(c.a.value()); got != want {
+			t.Errorf("%s: JSON %s differs from the canonical form of its value %s", c.name, got, want)
+		}
+	}
+	every := Action{Kind: "K", NodeID: "n", Protocol: "p", RoleID: "r", SkillID: "s", SourceID: "a", TargetID: "b"}
+	if got, want := every.JSON(), canonicalJSON(every.value()); got != want {
+		t.Errorf("every field: JSON %s differs from the canonical form %s", got, want)
 	}
 }
 

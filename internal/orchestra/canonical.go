@@ -26,8 +26,15 @@ func canonicalJSON(v any) string {
 // author's data block written, in the same form as actions.
 func CanonicalJSON(v any) string { return canonicalJSON(v) }
 
+// rawJSON is canonical JSON already written: writeJSON copies it. The controller prompt keeps
+// its unchanging parts (the task prompt, the roles, past events, unchanged nodes) in this form,
+// so a decision does not escape them again.
+type rawJSON string
+
 func writeJSON(b *strings.Builder, v any) {
 	switch x := v.(type) {
+	case rawJSON:
+		b.WriteString(string(x))
 	case nil:
 		b.WriteString("null")
 	case bool:
@@ -87,11 +94,23 @@ func nfc(s string) string {
 	return norm.NFC.String(strings.ToValidUTF8(s, "\uFFFD"))
 }
 
-// writeString escapes exactly what Python's json module escapes with ensure_ascii=False.
+// writeString escapes exactly what Python's json module escapes with ensure_ascii=False. Every
+// escaped character is ASCII, so the text is copied in runs between escapes (a multi-byte
+// UTF-8 sequence has no byte below 0x80); only a text with non-ASCII bytes needs NFC.
 func writeString(b *strings.Builder, s string) {
+	if !isASCII(s) {
+		s = nfc(s)
+	}
 	b.WriteByte('"')
-	for _, r := range nfc(s) {
-		switch r {
+	run := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		b.WriteString(s[run:i])
+		run = i + 1
+		switch c {
 		case '"':
 			b.WriteString(`\"`)
 		case '\\':
@@ -107,14 +126,20 @@ func writeString(b *strings.Builder, s string) {
 		case '\f':
 			b.WriteString(`\f`)
 		default:
-			if r < 0x20 {
-				fmt.Fprintf(b, `\u%04x`, r)
-			} else {
-				b.WriteRune(r)
-			}
+			fmt.Fprintf(b, `\u%04x`, c)
 		}
 	}
+	b.WriteString(s[run:])
 	b.WriteByte('"')
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // pyFloat formats f as Python's repr does (shortest round-trip digits, "1.0" not "1",

@@ -237,22 +237,20 @@ func (r *Runtime) diagnosisFacts() facts {
 			f.toolUsers++
 		}
 	}
-	var real []string
+	var keys []string // the answer keys of the real answers
 	for _, n := range r.answerNodes() {
 		kind := ""
 		if !f.environment {
 			kind = n.noAnswer
 		}
 		if kind == "" {
-			real = append(real, n.Output)
+			keys = append(keys, n.AnswerKey())
 		} else {
 			f.excluded[kind]++
 		}
 	}
-	f.real = len(real)
-	keys := make([]string, len(real))
-	for i, a := range real {
-		keys[i] = textrules.NormalizedAnswer(a)
+	f.real = len(keys)
+	for i := range keys {
 		if textrules.Checkable(keys[i]) {
 			f.checkable++
 		}
@@ -262,7 +260,7 @@ func (r *Runtime) diagnosisFacts() facts {
 			}
 		}
 	}
-	f.realPairs = len(real) * (len(real) - 1) / 2
+	f.realPairs = len(keys) * (len(keys) - 1) / 2
 	if !f.environment {
 		r.describeNodes(&f)
 	}

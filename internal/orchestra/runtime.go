@@ -63,6 +63,9 @@ type Node struct {
 	hasAnswer bool   // textrules.AnswerPresent(Output)
 	noAnswer  string // noAnswerKind(Output, task type)
 	marked    bool   // textrules.Marked(Output)
+	// view is the node's entry in the controller prompt, for the state viewKey names.
+	view    rawJSON
+	viewKey string
 }
 
 // setOutput records a new output with its answer analysis.
@@ -154,6 +157,10 @@ type Runtime struct {
 	lastTool   string               // status of the latest tool or environment call
 	nodeUsage  Vector
 	shownValue map[int]float64 // value estimate shown at each decision (diagnosis deltas)
+
+	// The controller prompt's parts that do not change once written (view.go).
+	staticView  map[string]rawJSON // task_prompt, roles, feature_names
+	historyView []rawJSON          // one per finished event
 }
 
 // New starts an episode of task on sess. episodeSeed seeds every node execution through
@@ -615,6 +622,10 @@ func (r *Runtime) Poisoned() bool { return r.poisoned }
 
 // Reward is the grader's reward after STOP (0 before).
 func (r *Runtime) Reward() float64 { return r.reward }
+
+// EnvironmentRunning reports an interactive environment that has not ended, in which STOP is
+// withheld: the observation says the episode goes on.
+func (r *Runtime) EnvironmentRunning() bool { return r.gated && !r.sess.EnvironmentDone() }
 
 // Deferred reports the interleaved-execution ablation: nodes execute only at STOP.
 func (r *Runtime) Deferred() bool { return !r.opt.Interleaved }

@@ -39,7 +39,7 @@ func (r *Runtime) controllerPrompt(value, valueChange float64, known bool) strin
 	}
 	var legal []any
 	for _, a := range r.legal() {
-		legal = append(legal, a.value())
+		legal = append(legal, rawJSON(a.JSON()))
 	}
 	doc := map[string]any{
 		"task_family":   r.task.Family,
@@ -55,21 +55,31 @@ func (r *Runtime) controllerPrompt(value, valueChange float64, known bool) strin
 // publicState is the reference's public_state after controller_projection: operational ids
 // and prompts are left out and each live output is shown once, cut to its head and tail.
 func (r *Runtime) publicState() map[string]any {
-	var nodes, edges, roles, menu, history []any
-	for _, n := range r.Nodes() {
-		nodes = append(nodes, map[string]any{
-			"node_id": n.ID, "role_id": n.Role, "skill_ids": n.Skills,
-			"output": elideOutput(n.Output), "output_version": n.OutputVersion,
-		})
+	var nodes, edges, menu []any
+	for _, id := range r.nodeIDs() {
+		n := r.nodes[id]
+		// A node's entry changes only with its output and skills: written again only then.
+		if key := fmt.Sprintf("%s|%d|%s", n.Role, n.OutputVersion, strings.Join(n.Skills, ",")); key != n.viewKey || n.view == "" {
+			n.view, n.viewKey = rawJSON(canonicalJSON(map[string]any{
+				"node_id": n.ID, "role_id": n.Role, "skill_ids": n.Skills,
+				"output": elideOutput(n.Output), "output_version": n.OutputVersion,
+			})), key
+		}
+		nodes = append(nodes, n.view)
 	}
 	for _, e := range r.Edges() {
 		edges = append(edges, map[string]any{"source_id": e.Source, "target_id": e.Target, "protocol": e.Protocol})
 	}
-	for _, role := range r.roles {
-		roles = append(roles, map[string]any{
-			"role_id": role.ID, "instruction": role.Instruction, "tools": role.Tools,
-			"model_maximum": EnvelopeVector(role.Envelope).value(),
-		})
+	if r.staticView == nil {
+		var roles []any
+		for _, role := range r.roles {
+			roles = append(roles, map[string]any{
+				"role_id": role.ID, "instruction": role.Instruction, "tools": role.Tools,
+				"model_maximum": EnvelopeVector(role.Envelope).value(),
+			})
+		}
+		r.staticView = map[string]rawJSON{"roles": rawJSON(canonicalJSON(roles)), "task_prompt": rawJSON(canonicalJSON(r.task.Prompt)),
+			"feature_names": rawJSON(canonicalJSON(FeatureNames[:]))}
 	}
 	for _, s := range r.menu {
 		entry := map[string]any{"skill_id": s.ID, "content_hash": s.ContentHash}
@@ -81,11 +91,17 @@ func (r *Runtime) publicState() map[string]any {
 		}
 		menu = append(menu, entry)
 	}
-	for i, ev := range r.history {
-		history = append(history, map[string]any{
-			"sequence": i + 1, "action": ev.Action.value(), "observation": ev.Observation,
+	// An event is final once Apply returns, and the prompt is built between actions.
+	for i := len(r.historyView); i < len(r.history); i++ {
+		ev := r.history[i]
+		r.historyView = append(r.historyView, rawJSON(canonicalJSON(map[string]any{
+			"sequence": i + 1, "action": rawJSON(ev.Action.JSON()), "observation": ev.Observation,
 			"output_changed": ev.OutputChanged,
-		})
+		})))
+	}
+	history := make([]any, len(r.historyView))
+	for i, v := range r.historyView {
+		history[i] = v
 	}
 	var output, environment any
 	if r.output != "" {
@@ -105,16 +121,16 @@ func (r *Runtime) publicState() map[string]any {
 	}
 	state := map[string]any{
 		"format":             stateFormat,
-		"task_prompt":        r.task.Prompt,
+		"task_prompt":        r.staticView["task_prompt"],
 		"graph":              map[string]any{"nodes": nodes, "edges": edges, "output_node_id": output},
-		"roles":              roles,
+		"roles":              r.staticView["roles"],
 		"skill_menu":         menu,
 		"history":            history,
 		"actions_remaining":  nil,
 		"limits":             map[string]any{"max_nodes": nil, "max_actions": nil},
 		"environment":        environment,
 		"feature_version":    FeatureVersion,
-		"feature_names":      FeatureNames[:],
+		"feature_names":      r.staticView["feature_names"],
 		"execution_features": values,
 		"budget_available":   r.ledger.Available().value(),
 		"total_token_budget": map[string]any{"cap": r.ledger.TotalTokenCap(), "available": r.ledger.TotalTokensAvailable()},

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/evosteer/evosteer-go/internal/orchestra"
-	"github.com/evosteer/evosteer-go/internal/textrules"
 )
 
 // Roles is the canonical role order of the action descriptors' role one-hot.
@@ -35,6 +34,7 @@ type facts struct {
 	toolRoles  map[string]bool // roles that hold a tool in this task type
 	verifiers  int             // verifier nodes in the team
 	checked    map[string]bool // verifiers that received (or, deferred, will receive) an answer through a revise edge
+	envRunning bool            // an interactive environment runs on and withholds STOP
 }
 
 func newFacts(rt *orchestra.Runtime) *facts {
@@ -50,7 +50,7 @@ func newFacts(rt *orchestra.Runtime) *facts {
 			newestIdx, f.newest = idx, n.ID
 		}
 		if n.StatesAnswer() {
-			a := textrules.NormalizedAnswer(n.Output)
+			a := n.AnswerKey()
 			if a == "" {
 				// An empty key (an empty code block or \boxed{}) agrees with nothing, as in
 				// feature 17's answer agreement: it forms a group of its own.
@@ -62,6 +62,7 @@ func newFacts(rt *orchestra.Runtime) *facts {
 		}
 	}
 	f.deferred = rt.Deferred()
+	f.envRunning = rt.EnvironmentRunning()
 	f.toolRoles = map[string]bool{}
 	for _, r := range rt.Roles() {
 		f.toolRoles[r.ID] = len(r.Tools) > 0

@@ -90,6 +90,10 @@ var indicators = []indicator{
 			// Under deferred execution every node runs at STOP, so STOP is never held back.
 			return a.Kind == orchestra.KindStop && !f.deferred && f.verifiers > len(f.checked)
 		}},
+	{"rerun_output_while_environment_runs", func(w *config.ReferencePrior) float64 { return w.RerunOutputWhileEnvironmentRuns },
+		func(f *facts, a orchestra.Action) bool {
+			return a.Kind == orchestra.KindRerunAgent && a.NodeID == f.output && f.envRunning
+		}},
 }
 
 // Prior is the reference prior: logits are weighted sums of indicator features, normalised

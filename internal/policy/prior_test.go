@@ -10,6 +10,7 @@ import (
 	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/executor"
 	"github.com/evosteer/evosteer-go/internal/orchestra"
+	"github.com/evosteer/evosteer-go/internal/tasks"
 )
 
 // priorKeys are the yaml keys of config.ReferencePrior in field order.
@@ -64,6 +65,7 @@ type priorStates struct {
 	failedOut *Decision // n0 failed and the output; n1 Paris
 	lonely    *Decision // n0 Paris, the output, alone
 	checked   *Decision // agreeOut after a revise edge n0 -> n2: the verifier n2 has checked an answer
+	acting    *Decision // an interactive task: n0 acted and is the output, the environment runs on
 }
 
 func buildPriorStates(t *testing.T) priorStates {
@@ -107,6 +109,13 @@ func buildPriorStates(t *testing.T) priorStates {
 	act(t, rt, addAgent("n3", "solver", ""))
 	act(t, rt, addEdge("n0", "n2", "revise"))
 	s.checked = decision(rt)
+
+	alf := tasks.Task{ID: "alfworld/1", Family: "alfworld", TaskType: "alfworld", Prompt: "Put a clean mug in the coffee machine."}
+	rt = orchestra.New(alf, newFake(map[string][]executor.Result{"n0": {answered(`{"actions":["look"],"episode_done":false}`)}}), 42,
+		orchestra.Options{Budget: testBudget, Interleaved: true, Repair: true})
+	act(t, rt, addAgent("n0", "solver", ""))
+	act(t, rt, onNode(orchestra.KindSetOutput, "n0"))
+	s.acting = decision(rt)
 	return s
 }
 
@@ -203,6 +212,10 @@ func TestPriorIndicatorsFire(t *testing.T) {
 		{"stop_with_unchecked_verifier",
 			[]probe{{s.agreeOut, stop}},
 			[]probe{{s.checked, stop}, {s.lonely, stop}}},
+		{"rerun_output_while_environment_runs",
+			[]probe{{s.acting, onNode(orchestra.KindRerunAgent, "n0")}},
+			[]probe{{s.lonely, onNode(orchestra.KindRerunAgent, "n0")}, // no environment: STOP is open
+				{s.acting, addAgent("n1", "solver", "")}}},
 	}
 	covered := map[string]bool{}
 	for _, c := range cases {

@@ -63,3 +63,59 @@ func TestBareLogitAppliesToTheExecutorAlone(t *testing.T) {
 		t.Errorf("bare_logit -3 solved %v of 300, against %v at 0: want far fewer", bareLow, bare)
 	}
 }
+
+// TestUnsolvableShare: a share unsolvable_share of a benchmark's tasks is out of every agent's
+// reach (no correct answer, no search hit, an interactive goal beyond env_max_steps); the share
+// is drawn on a stream of its own, so it moves no other draw, and with common random numbers it
+// can only turn solved tasks unsolved.
+func TestUnsolvableShare(t *testing.T) {
+	p := defaultSim(t)
+	p.Families.HotpotQA.UnsolvableShare, p.Families.ALFWorld.UnsolvableShare = 0, 0
+	some := p
+	some.Families.HotpotQA.UnsolvableShare, some.Families.ALFWorld.UnsolvableShare = 0.3, 0.3
+	for _, fam := range []string{"hotpotqa", "alfworld"} {
+		w, ws := New(p, testRunSeed), New(some, testRunSeed)
+		var unsolvable, solvedBefore, solvedAfter, turned float64
+		ts := Tasks(p, testRunSeed, fam, "", "train", 400)
+		for _, task := range ts {
+			a, b := w.TaskTruth(task), ws.TaskTruth(task)
+			if a.Unsolvable || a.Difficulty != b.Difficulty || a.Answer != b.Answer || a.FailRate != b.FailRate {
+				t.Fatalf("%s: the share moved another draw: %+v vs %+v", task.ID, a, b)
+			}
+			if b.Unsolvable {
+				unsolvable++
+				if b.SearchHitRate != 0 || (fam == "alfworld" && b.Requirement <= some.EnvMaxSteps) {
+					t.Fatalf("%s: an unsolvable task can be reached: %+v", task.ID, b)
+				}
+			}
+			play := func(w *World) float64 {
+				e := begin(t, w, task, seed.Derive(testRunSeed, "unsolvable", task.ID))
+				for _, id := range []string{"n0", "n1", "n2"} { // three agents, each with the last one's output
+					var in []string
+					if id != "n0" {
+						in = []string{"n0"}
+					}
+					e.run(id, "solver", in, nil)
+				}
+				return e.grade("n2")
+			}
+			before, after := play(w), play(ws)
+			solvedBefore += before
+			solvedAfter += after
+			if b.Unsolvable && after != 0 {
+				t.Fatalf("%s: an unsolvable task was solved", task.ID)
+			}
+			if after > before {
+				turned++
+			}
+		}
+		share := unsolvable / float64(len(ts))
+		t.Logf("%s: unsolvable %.3f, solved %.0f -> %.0f of %d", fam, share, solvedBefore, solvedAfter, len(ts))
+		if share < 0.24 || share > 0.36 {
+			t.Errorf("%s: unsolvable share %.3f, want about 0.3", fam, share)
+		}
+		if turned > 0 || solvedAfter >= solvedBefore {
+			t.Errorf("%s: solved %v -> %v with %v tasks turned solved: the share may only take tasks away", fam, solvedBefore, solvedAfter, turned)
+		}
+	}
+}

@@ -71,6 +71,12 @@
 //     wrong programs run clean.
 //   - FailRate = fail_base + fail_slope * d; SearchHitRate = search_hit_rate - search_hit_slope*d.
 //   - Requirement (interactive) = env_requirement_base + round(env_requirement_slope * d).
+//   - Unsolvable, with probability families.F.unsolvable_share, drawn from a stream of its own
+//     (seed.Derive(run seed, "sim/solvable", task id)): no agent reaches the task — no fresh
+//     answer is correct, SearchHitRate is 0 and an interactive Requirement exceeds
+//     env_max_steps. Measured systems saturate below 100 (a gold label out of reach, a grader
+//     that misses every form); without this share a majority of three reaches 95–100 where the
+//     paper's best baselines stop near 90.
 //
 // # One execution
 //
@@ -118,7 +124,11 @@
 // The answer of step 5:
 //
 //   - A verifier with inbound answers checks the majority input answer: it flags a wrong one
-//     with probability verifier_recall and a correct one with verifier_false_alarm. Flagging,
+//     with probability verifier_recall and a correct one with probability
+//     verifier_false_alarm * (1 - verifier_false_alarm_competence * sigmoid(z)), z its own logit:
+//     a verifier that would itself answer correctly rarely doubts a correct answer (at
+//     competence 0, the first world, it doubts as often on easy tasks as on hard ones, and
+//     verification loses on easy benchmarks). Flagging,
 //     it answers afresh with z + verifier_bonus, never repeating the flagged answer (so a false
 //     alarm turns a right answer wrong); not flagging, it repeats the input answer with
 //     probability roles.verifier.adopt, else answers afresh with z + input_bonus. Its text
@@ -204,7 +214,7 @@
 // alone, single agent, fixed template, plan-then-execute, searched workflow and the untrained
 // architecture ρ, on the twelve benchmarks) by `evosteer calibrate` (internal/calibrate): per
 // benchmark base_logit, the task type's tool weight (search_weight or python_weight),
-// plan_weight and bare_logit, and two weights of ρ's prior. The fitted world is
+// plan_weight, unsolvable_share and bare_logit, and four weights of ρ's prior. The fitted world is
 // configs/world-paper.yaml, its fit report docs/calibration/fit.md; docs/CALIBRATION.md says what
 // it reproduces and what it does not. The first, hand-set world is configs/world-v1.yaml. The
 // package tests check the signals a learner reads: agreement of independent solvers and verifier

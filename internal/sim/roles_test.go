@@ -1,9 +1,11 @@
 package sim
 
 import (
+	"math"
 	"strings"
 	"testing"
 
+	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/executor"
 	"github.com/evosteer/evosteer-go/internal/seed"
 )
@@ -104,12 +106,14 @@ func TestPlannerWritesNoAnswer(t *testing.T) {
 	}
 }
 
-// TestVerifierRecallAndFalseAlarm measures the verifier's flag rates against wrong and correct
-// inputs: they should sit near verifier_recall and verifier_false_alarm.
-func TestVerifierRecallAndFalseAlarm(t *testing.T) {
-	p := defaultSim(t)
+// verifierRates plays a solver then a verifier checking it and returns the flag rates against
+// wrong inputs (recall) and correct ones (false alarms), the false-alarm rate on the hardest and
+// easiest thirds of the tasks, and whether every flagged answer was replaced.
+func verifierRates(t *testing.T, p config.Sim) (recall, fa, faHard, faEasy float64, replaced bool) {
+	t.Helper()
 	w := New(p, testRunSeed)
 	var flagWrong, nWrong, flagRight, nRight, changedOnFlag, nFlag float64
+	var hard, nHard, easy, nEasy float64
 	for _, fam := range []string{"hotpotqa", "medqa", "aime_2026", "mbpp_plus"} {
 		for _, task := range Tasks(p, testRunSeed, fam, "", "train", 500) {
 			e := begin(t, w, task, seed.Derive(testRunSeed, "verify", task.ID))
@@ -125,6 +129,14 @@ func TestVerifierRecallAndFalseAlarm(t *testing.T) {
 			if e.grade("n0") == 1 {
 				nRight++
 				flagRight += b2f(flagged)
+				switch d := w.TaskTruth(task).Difficulty; {
+				case d > 2.0/3:
+					nHard++
+					hard += b2f(flagged)
+				case d < 1.0/3:
+					nEasy++
+					easy += b2f(flagged)
+				}
 			} else {
 				nWrong++
 				flagWrong += b2f(flagged)
@@ -135,16 +147,43 @@ func TestVerifierRecallAndFalseAlarm(t *testing.T) {
 			}
 		}
 	}
-	recall, fa := flagWrong/nWrong, flagRight/nRight
-	t.Logf("verifier: recall %.3f (n=%.0f), false alarms %.3f (n=%.0f), flagged answers changed %.3f", recall, nWrong, fa, nRight, changedOnFlag/nFlag)
+	recall, fa = flagWrong/nWrong, flagRight/nRight
+	t.Logf("verifier (competence %g): recall %.3f (n=%.0f), false alarms %.3f (n=%.0f; hard %.3f, easy %.3f), flagged answers changed %.3f",
+		p.VerifierFalseAlarmCompetence, recall, nWrong, fa, nRight, hard/nHard, easy/nEasy, changedOnFlag/nFlag)
+	return recall, fa, hard / nHard, easy / nEasy, changedOnFlag == nFlag
+}
+
+// TestVerifierRecallAndFalseAlarm measures the verifier's flag rates against wrong and correct
+// inputs. Without competence they sit near verifier_recall and verifier_false_alarm; with it, a
+// verifier doubts correct answers less, and less on easy tasks than on hard ones, while its
+// recall stays.
+func TestVerifierRecallAndFalseAlarm(t *testing.T) {
+	p := defaultSim(t)
+	p.VerifierFalseAlarmCompetence = 0
+	recall, fa, _, _, replaced := verifierRates(t, p)
 	if recall < p.VerifierRecall-0.06 || recall > p.VerifierRecall+0.06 {
 		t.Errorf("recall %.3f, want about %.2f", recall, p.VerifierRecall)
 	}
 	if fa < p.VerifierFalseAlarm-0.05 || fa > p.VerifierFalseAlarm+0.05 {
 		t.Errorf("false alarms %.3f, want about %.2f", fa, p.VerifierFalseAlarm)
 	}
-	if changedOnFlag != nFlag {
-		t.Errorf("a flagging verifier repeated the flagged answer (%v of %v changed)", changedOnFlag, nFlag)
+	if !replaced {
+		t.Error("a flagging verifier repeated the flagged answer")
+	}
+
+	p.VerifierFalseAlarmCompetence = 1
+	recall1, fa1, hard, easy, replaced := verifierRates(t, p)
+	if fa1 <= 0 || fa1 > fa/2 {
+		t.Errorf("false alarms with competence %.3f, want above 0 and at most half of %.3f", fa1, fa)
+	}
+	if hard <= easy {
+		t.Errorf("false alarms on hard tasks %.3f, want above those on easy tasks %.3f", hard, easy)
+	}
+	if math.Abs(recall1-recall) > 0.03 {
+		t.Errorf("recall moved from %.3f to %.3f: competence must touch only false alarms", recall, recall1)
+	}
+	if !replaced {
+		t.Error("a flagging verifier repeated the flagged answer")
 	}
 }
 

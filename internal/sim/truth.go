@@ -38,6 +38,10 @@ type TaskTruth struct {
 	FailRate float64 `json:"fail_rate"`
 	// SearchHitRate is P(a search returns the correct answer) = search_hit_rate - slope*d.
 	SearchHitRate float64 `json:"search_hit_rate"`
+	// Unsolvable tasks (a share families.F.unsolvable_share) are out of every agent's reach: no
+	// fresh answer is correct, no search finds the answer, and an interactive goal needs more
+	// progress than env_max_steps allows.
+	Unsolvable bool `json:"unsolvable"`
 	// Requirement is the number of progress units an interactive task needs (0 otherwise).
 	Requirement int `json:"requirement"`
 	// Function and VisibleTest describe code tasks: the entry function and the one test shown.
@@ -76,8 +80,13 @@ func buildTruth(p config.Sim, runSeed uint64, id string, info familyInfo, gold [
 		d = p.OODDifficultyShift + (1-p.OODDifficultyShift)*d
 	}
 	tr.Difficulty = d
+	// A stream of its own, so that the share moves no other draw (common random numbers).
+	tr.Unsolvable = stream(runSeed, "sim/solvable", id).Float64() < fp.UnsolvableShare
 	tr.FailRate = math.Min(1, p.FailBase+p.FailSlope*d)
 	tr.SearchHitRate = math.Max(0, math.Min(1, p.SearchHitRate-p.SearchHitSlope*d))
+	if tr.Unsolvable {
+		tr.SearchHitRate = 0
+	}
 	tr.TrapRate = fp.TrapRate
 
 	m := fp.Distractors
@@ -155,6 +164,9 @@ func buildTruth(p config.Sim, runSeed uint64, id string, info familyInfo, gold [
 		}
 	case kindEnv:
 		tr.Requirement = p.EnvRequirementBase + int(math.Round(float64(p.EnvRequirementSlope)*d))
+		if tr.Unsolvable {
+			tr.Requirement = max(tr.Requirement, p.EnvMaxSteps+1)
+		}
 		tr.TrapRate = 0
 		return tr
 	}

@@ -366,7 +366,7 @@ type drawn struct {
 // returned with probability search_mislead).
 func (x *run) fresh(d drawn) answer {
 	m := len(x.s.truth.Distractors)
-	if d.exclude != 0 && x.u("answer") < sigmoid(d.z) {
+	if d.exclude != 0 && x.u("answer") < sigmoid(d.z) && !x.s.truth.Unsolvable {
 		return answer{idx: 0, text: x.s.cands[0]}
 	}
 	if m == 0 {
@@ -424,7 +424,8 @@ func (x *run) text() executor.Result {
 	case role == "verifier" && len(x.answers) > 0:
 		c := majority(x.answers)
 		checked = &c
-		rate := p.VerifierFalseAlarm
+		// A verifier that would itself answer correctly rarely doubts a correct answer.
+		rate := p.VerifierFalseAlarm * (1 - p.VerifierFalseAlarmCompetence*sigmoid(d.z))
 		if c.idx != 0 {
 			rate = p.VerifierRecall
 		}

@@ -65,13 +65,35 @@ func FinalBoxed(text string) (string, bool) {
 // CuedAnswer returns the text after the last "answer:" / "answer is" cue, stripped of
 // emphasis, quotes and a trailing period.
 func CuedAnswer(text string) (string, bool) {
-	matches := AnswerCueRe.FindAllStringSubmatch(text, -1)
+	matches := AnswerCueRe.FindAllStringSubmatch(text[cueScanStart(text):], -1)
 	if len(matches) == 0 {
 		return "", false
 	}
 	v := strings.TrimSpace(strings.Trim(strings.TrimSpace(matches[len(matches)-1][1]), Quotes))
 	v = strings.TrimSpace(strings.Trim(strings.TrimSpace(strings.TrimRight(v, ".")), Quotes))
 	return v, v != ""
+}
+
+// cueScanStart is where AnswerCueRe's first match can begin: every match holds "answer"
+// (case folded), at most len("final ") bytes after its start, and the expression asserts
+// nothing about the text before a match, so scanning from there finds the same matches. Solver
+// outputs put their cue after thousands of characters of prose. Under (?i) the "s" also matches
+// "ſ" (U+017F); a text holding one is scanned whole.
+func cueScanStart(text string) int {
+	if strings.Contains(text, "ſ") {
+		return 0
+	}
+	const cue = "answer"
+	for i := 0; i+len(cue) <= len(text); i++ {
+		j := 0
+		for j < len(cue) && text[i+j]|0x20 == cue[j] {
+			j++
+		}
+		if j == len(cue) {
+			return max(0, i-len("final "))
+		}
+	}
+	return len(text)
 }
 
 // largestCodeBlock returns the longest fenced code block's content (the first on ties).

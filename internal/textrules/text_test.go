@@ -1,6 +1,9 @@
 package textrules
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestTokens(t *testing.T) {
 	for s, want := range map[string]int64{"": 0, "a": 1, "abcd": 1, "abcde": 2, "é": 1, "ééé": 2} {
@@ -52,6 +55,32 @@ func TestNormalizedAnswer(t *testing.T) {
 	for text, want := range cases {
 		if got := NormalizedAnswer(text); got != want {
 			t.Errorf("NormalizedAnswer(%q) = %q, want %q", text, got, want)
+		}
+	}
+}
+
+// TestCuedAnswerScansFromTheFirstCue: starting the scan at the first "answer" finds exactly the
+// matches a scan of the whole text finds.
+func TestCuedAnswerScansFromTheFirstCue(t *testing.T) {
+	whole := func(text string) (string, bool) {
+		m := AnswerCueRe.FindAllStringSubmatch(text, -1)
+		if len(m) == 0 {
+			return "", false
+		}
+		v := strings.TrimSpace(strings.Trim(strings.TrimSpace(m[len(m)-1][1]), Quotes))
+		v = strings.TrimSpace(strings.Trim(strings.TrimSpace(strings.TrimRight(v, ".")), Quotes))
+		return v, v != ""
+	}
+	prose := strings.Repeat("Reasoning about the passages, step by step. ", 50)
+	for _, text := range []string{
+		"", "no cue here", prose + "Answer: Paris", prose + "The final answer is: 42.",
+		"FINAL ANSWER: x\nanswer: y", "the answer\n\nis: z", "answers: many", "Final  answer: spaced",
+		"anſwer: long s", prose + "Anſwer: long s late", "answer", "ANSWER IS \"quoted\".", "x final answer: y answer: z",
+	} {
+		got, ok := CuedAnswer(text)
+		want, wantOK := whole(text)
+		if got != want || ok != wantOK {
+			t.Errorf("CuedAnswer(%.40q) = %q, %v; the whole-text scan gives %q, %v", text, got, ok, want, wantOK)
 		}
 	}
 }

@@ -3,8 +3,8 @@
 // report/report.md with the same content and the figures linked, and the figures as
 // report/<id>.png. Sections, in order:
 //
-//   - rewards: mean reward of the π_θ and ρ rollouts per step and the unhealthy fraction
-//     (episodes; paper Fig. 3b);
+//   - rewards: rolling means of the π_θ and ρ rewards, the unhealthy fraction, and θ − ρ with a
+//     band of ±2 standard errors (episodes; paper Fig. 3b);
 //   - loss: the AnchorTB batch loss against loss_rho and the anchor-only level loss_anchor
 //     (update_metrics; Fig. 3b);
 //   - anchor_auc: cumulative AUC of the leave-one-out task anchor p̂ and of the task-family mean

@@ -200,8 +200,11 @@ func values[T any](rows []T, v func(T) float64) []float64 {
 	return out
 }
 
-// rewardsFigure: mean reward of π_θ and ρ per step, and the unhealthy fraction.
+// rewardsFigure: above, the rolling means of π_θ's and ρ's rewards over RollingWindow steps,
+// with the unhealthy fraction; below, the rolling mean of θ − ρ with a band of ±2 standard errors
+// and the zero line.
 func rewardsFigure(title string, rs []StepRewards) ([]byte, error) {
+	gs := RollingGap(rs, RollingWindow)
 	p := newPlot(title, "training step", "mean reward / fraction")
 	p.X.Tick.Marker = integerTicks
 	p.Y.Min, p.Y.Max = 0, 1
@@ -210,14 +213,53 @@ func rewardsFigure(title string, rs []StepRewards) ([]byte, error) {
 	x := steps(rs, func(r StepRewards) int { return r.Step })
 	stepAxis(p, x)
 	err := addLines(p,
-		series{name: "π_θ (current rollouts)", x: x, y: values(rs, func(r StepRewards) float64 { return r.Theta }), color: colTheta},
-		series{name: "ρ (natural reference rollouts)", x: x, y: values(rs, func(r StepRewards) float64 { return r.Rho }), color: colRho},
-		series{name: "unhealthy episodes (all sources)", x: x, y: values(rs, func(r StepRewards) float64 { return r.Unhealthy }), color: colGrey, dashes: dashed},
+		series{name: fmt.Sprintf("π_θ (current rollouts), mean of %d steps", RollingWindow), x: x, y: values(gs, func(g GapPoint) float64 { return g.Theta }), color: colTheta},
+		series{name: fmt.Sprintf("ρ (natural reference rollouts), mean of %d steps", RollingWindow), x: x, y: values(gs, func(g GapPoint) float64 { return g.Rho }), color: colRho},
+		series{name: "unhealthy episodes (all sources), per step", x: x, y: values(rs, func(r StepRewards) float64 { return r.Unhealthy }), color: colGrey, dashes: dashed},
 	)
 	if err != nil {
 		return nil, err
 	}
-	return renderPNG(4*vg.Inch, p)
+	gap := newPlot("", "training step", "θ − ρ (points)")
+	gap.X.Tick.Marker = integerTicks
+	stepAxis(gap, x)
+	// The band starts once the window holds three steps: a standard error of two is noise.
+	var band plotter.XYs
+	lo, hi := 0.0, 0.0
+	for i, g := range gs { // upper edge forwards, lower edge backwards
+		if g.Steps >= 3 && !math.IsNaN(g.SE) {
+			band = append(band, plotter.XY{X: x[i], Y: 100 * (g.Gap + 2*g.SE)})
+			hi = max(hi, 100*(g.Gap+2*g.SE))
+			lo = min(lo, 100*(g.Gap-2*g.SE))
+		}
+		if !math.IsNaN(g.Gap) {
+			hi, lo = max(hi, 100*g.Gap), min(lo, 100*g.Gap)
+		}
+	}
+	for i := len(gs) - 1; i >= 0; i-- {
+		if g := gs[i]; g.Steps >= 3 && !math.IsNaN(g.SE) {
+			band = append(band, plotter.XY{X: x[i], Y: 100 * (g.Gap - 2*g.SE)})
+		}
+	}
+	gap.Y.Min, gap.Y.Max = lo-0.5, hi+0.5
+	legendRoom(gap, 0.45)
+	if len(band) >= 4 {
+		poly, err := plotter.NewPolygon(band)
+		if err != nil {
+			return nil, err
+		}
+		poly.Color, poly.LineStyle.Width = color.NRGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0x40}, 0
+		gap.Add(poly)
+		gap.Legend.Add("±2 standard errors", poly)
+	}
+	if err := addLines(gap, series{name: fmt.Sprintf("θ − ρ, mean of %d steps", RollingWindow), x: x,
+		y: values(gs, func(g GapPoint) float64 { return 100 * g.Gap }), color: colTheta}); err != nil {
+		return nil, err
+	}
+	if err := hline(gap, "no difference", 0, x[0], x[len(x)-1], colGrey); err != nil {
+		return nil, err
+	}
+	return renderPNG(6.5*vg.Inch, p, gap)
 }
 
 // lossFigure: the AnchorTB batch loss, with every Δℓ = 0, and at the anchor-only level.

@@ -2,6 +2,7 @@ package report
 
 import (
 	"cmp"
+	"gonum.org/v1/gonum/stat"
 	"math"
 	"slices"
 
@@ -186,6 +187,53 @@ func Rewards(eps []StepEpisode) []StepRewards {
 	}
 	slices.SortFunc(out, func(a, b StepRewards) int { return cmp.Compare(a.Step, b.Step) })
 	return out
+}
+
+// RollingWindow is the number of steps the training curves average over.
+const RollingWindow = 10
+
+// GapPoint is the rolling view of the training curves at one step: the mean rewards of θ and ρ
+// over the last RollingWindow steps (fewer at the start), and the mean of the per-step
+// differences θ − ρ with its standard error (NaN with fewer than two steps).
+type GapPoint struct {
+	Step                int
+	Theta, Rho, Gap, SE float64
+	Steps               int // steps in the window with both means
+}
+
+// RollingGap averages the per-step rewards over the last w steps of each step. The two
+// sources of a step play the same tasks, so their difference removes the batch's difficulty:
+// its rolling mean is what shows whether θ pulls away from ρ.
+func RollingGap(rs []StepRewards, w int) []GapPoint {
+	out := make([]GapPoint, len(rs))
+	for i, r := range rs {
+		var th, rh, d []float64
+		for _, q := range rs[max(0, i-w+1) : i+1] {
+			if !math.IsNaN(q.Theta) {
+				th = append(th, q.Theta)
+			}
+			if !math.IsNaN(q.Rho) {
+				rh = append(rh, q.Rho)
+			}
+			if !math.IsNaN(q.Theta) && !math.IsNaN(q.Rho) {
+				d = append(d, q.Theta-q.Rho)
+			}
+		}
+		g := GapPoint{Step: r.Step, Theta: mean(th), Rho: mean(rh), Gap: mean(d), SE: math.NaN(), Steps: len(d)}
+		if len(d) >= 2 {
+			g.SE = stat.StdDev(d, nil) / math.Sqrt(float64(len(d)))
+		}
+		out[i] = g
+	}
+	return out
+}
+
+// mean is the mean of v, NaN when v is empty.
+func mean(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	return stat.Mean(v, nil)
 }
 
 // StepEpisode is an episodes row with the step its file belongs to.

@@ -211,3 +211,23 @@ func TestSkillTimelineCarriesAlpha(t *testing.T) {
 		t.Errorf("decisions: %+v", d)
 	}
 }
+
+// TestRollingGap: the rolling means and the mean difference with its standard error, by hand
+// on four steps and a window of three; a step without θ episodes is left out of the difference.
+func TestRollingGap(t *testing.T) {
+	rs := []StepRewards{{Step: 1, Theta: 0.5, Rho: 0.3}, {Step: 2, Theta: 0.7, Rho: 0.4}, {Step: 3, Theta: math.NaN(), Rho: 0.5}, {Step: 4, Theta: 0.9, Rho: 0.5}}
+	gs := RollingGap(rs, 3)
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-12 || math.IsNaN(a) && math.IsNaN(b) }
+	want := []GapPoint{
+		{Step: 1, Theta: 0.5, Rho: 0.3, Gap: 0.2, SE: math.NaN(), Steps: 1},
+		{Step: 2, Theta: 0.6, Rho: 0.35, Gap: 0.25, SE: math.Sqrt(0.005) / math.Sqrt(2), Steps: 2},
+		{Step: 3, Theta: 0.6, Rho: 0.4, Gap: 0.25, SE: math.Sqrt(0.005) / math.Sqrt(2), Steps: 2},
+		{Step: 4, Theta: 0.8, Rho: 1.4 / 3, Gap: 0.35, SE: math.Sqrt(0.005) / math.Sqrt(2), Steps: 2},
+	}
+	for i, w := range want {
+		g := gs[i]
+		if g.Step != w.Step || g.Steps != w.Steps || !near(g.Theta, w.Theta) || !near(g.Rho, w.Rho) || !near(g.Gap, w.Gap) || !near(g.SE, w.SE) {
+			t.Errorf("step %d: %+v, want %+v", w.Step, g, w)
+		}
+	}
+}

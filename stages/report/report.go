@@ -118,13 +118,16 @@ func rewardsSection(d *data, sfx string) (f Figure, err error) {
 		f.Note = "The rollout files hold no episode yet."
 		return f, nil
 	}
-	f.PNG, err = rewardsFigure("Mean reward per step"+sfx, rs)
-	l := rs[len(rs)-1]
-	f.Caption = fmt.Sprintf("Mean reward of the healthy π_θ rollouts (source current) and of the natural rollouts "+
-		"of the frozen reference ρ (natural_reference) in each step's batch (paper Fig. 3b; the ρ curve moves with "+
-		"the batch although ρ does not), and the fraction of the step's episodes, every source, that are unhealthy "+
-		"and left out of learning. Step %d: π_θ %.3f over %d episodes, ρ %.3f over %d, unhealthy %d of %d.",
-		l.Step, l.Theta, l.NTheta, l.Rho, l.NRho, l.NUnhealthy, l.Episodes)
+	f.PNG, err = rewardsFigure("Mean reward, rolling over training steps"+sfx, rs)
+	l, g := rs[len(rs)-1], RollingGap(rs, RollingWindow)[len(rs)-1]
+	f.Caption = fmt.Sprintf("Above: mean reward of the healthy π_θ rollouts (source current) and of the natural rollouts "+
+		"of the frozen reference ρ (natural_reference), averaged over the last %d steps (paper Fig. 3b; the ρ curve "+
+		"moves with the batch although ρ does not), and the fraction of each step's episodes, every source, that are "+
+		"unhealthy and left out of learning. Below: θ − ρ in points, the mean over the same steps of each step's "+
+		"difference (both sources play the step's tasks, so the difference removes the batch's difficulty), with a band "+
+		"of ±2 standard errors of that mean: a band clear of zero is a gain the noise does not explain. Step %d: π_θ %.3f "+
+		"over %d episodes, ρ %.3f over %d, unhealthy %d of %d; θ − ρ over the last %d steps %+.2f ± %.2f points.",
+		RollingWindow, l.Step, l.Theta, l.NTheta, l.Rho, l.NRho, l.NUnhealthy, l.Episodes, g.Steps, 100*g.Gap, 200*g.SE)
 	return f, err
 }
 

@@ -115,7 +115,7 @@ func TestBuildFromRunFiles(t *testing.T) {
 		}
 	}
 	for id, want := range map[string]string{
-		IDRewards:   "Step 2: π_θ 0.500 over 4 episodes, ρ 0.500 over 4, unhealthy 0 of 8.",
+		IDRewards:   "Step 2: π_θ 0.500 over 4 episodes, ρ 0.500 over 4, unhealthy 0 of 8; θ − ρ over the last 2 steps +0.00 ± 0.00 points.",
 		IDLoss:      "Step 2: loss 0.3000, loss_rho 0.5000, loss_anchor 0.6000",
 		IDAnchorAUC: "Through step 2: AUC of p̂ 1.000, of the family mean 0.500, over 4 episodes (2 successes, 2 failures).",
 		// Every episode's RERUN_AGENT goes from 0 to its reward; ADD_AGENT and SET_OUTPUT have no before.

@@ -248,7 +248,8 @@ func truthRows(w *sim.World, picked []tasks.Task) []schema.SimTruthRow {
 	for _, t := range picked {
 		tr := w.TaskTruth(t)
 		row := schema.SimTruthRow{Kind: "task", ID: t.ID, Family: &tr.Family, TaskType: &tr.TaskType, Difficulty: &tr.Difficulty,
-			Answer: schema.NullIfZero(tr.Answer), TrapRate: &tr.TrapRate, FailRate: &tr.FailRate, SearchHitRate: &tr.SearchHitRate}
+			Answer: schema.NullIfZero(tr.Answer), TrapRate: &tr.TrapRate, FailRate: &tr.FailRate, SearchHitRate: &tr.SearchHitRate,
+			Unsolvable: &tr.Unsolvable}
 		if tr.Requirement > 0 {
 			req := int32(tr.Requirement)
 			row.Requirement = &req

@@ -1,0 +1,6 @@
+//go:build xla
+
+package gpu
+
+// The XLA backend (a PJRT plugin: CUDA on a GPU machine) is compiled in only with -tags xla.
+import _ "github.com/gomlx/gomlx/backends/xla"

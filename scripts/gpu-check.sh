@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# gpu-check: run the policy network on a GPU through XLA and check it against the CPU kernels.
+# On a machine with an NVIDIA GPU, Go, and a Python whose packages hold a PJRT CUDA plugin
+# (jax-cuda*-pjrt: xla_cuda_plugin.so) and the nvidia-* libraries. No internet is needed beyond
+# the Go module cache. Prints what it found, the agreement test and the benchmarks on both.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+plugin=${PJRT_CUDA_PLUGIN:-$(python3 - <<'PY' 2>/dev/null || true
+import glob, os, site
+roots = site.getsitepackages() + [site.getusersitepackages()]
+hits = [p for r in roots for p in glob.glob(os.path.join(r, "jax_plugins", "*", "xla_cuda_plugin.so"))]
+print(hits[0] if hits else "")
+PY
+)}
+nvidia=${NVIDIA_DIR:-$(python3 -c 'import nvidia, os; print(list(nvidia.__path__)[0])' 2>/dev/null || true)}
+if [ -z "$plugin" ] || [ ! -f "$plugin" ]; then
+  echo "gpu-check: no xla_cuda_plugin.so (pip install jax-cuda13-pjrt, or set PJRT_CUDA_PLUGIN)" >&2
+  exit 2
+fi
+if [ -z "$nvidia" ]; then
+  echo "gpu-check: no Python nvidia package (the CUDA libraries; set NVIDIA_DIR to their folder)" >&2
+  exit 2
+fi
+echo "plugin: $plugin"
+echo "CUDA data: $nvidia"
+nvidia-smi --query-gpu=name,memory.total --format=csv,noheader || true
+
+# go-xla looks for pjrt_c_api_<name>_plugin.so under PJRT_PLUGIN_LIBRARY_PATH, and sets its own
+# --xla_gpu_cuda_data_dir unless XLA_FLAGS already holds one.
+pjrt=$(mktemp -d)
+trap 'rm -rf "$pjrt"' EXIT
+ln -s "$plugin" "$pjrt/pjrt_c_api_cuda_plugin.so"
+export PJRT_PLUGIN_LIBRARY_PATH=$pjrt
+export XLA_FLAGS="--xla_gpu_cuda_data_dir=$nvidia ${XLA_FLAGS:-}"
+export LD_LIBRARY_PATH="$(find "$nvidia" -maxdepth 2 -name lib -type d | paste -sd:):${LD_LIBRARY_PATH:-}"
+
+tags=duckdb_arrow,xla
+echo "== agreement: CPU kernels against xla:cuda"
+EVOSTEER_COMPARE_BACKEND=xla:cuda go test -tags "$tags" -count=1 -run 'TestBackendsAgree' -v ./gpu
+for backend in simplego xla:cuda; do
+  echo "== benchmarks on $backend"
+  EVOSTEER_TEST_BACKEND=$backend go test -tags "$tags" -count=1 -run '^$' -bench 'BenchmarkUpdate$|BenchmarkPolicyNetScore$' -benchtime 5x ./gpu
+done
