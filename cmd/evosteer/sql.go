@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -106,7 +107,7 @@ Examples:
 			}
 			rr, err := db.Query(ctx, query, nil)
 			if err != nil {
-				if strings.Contains(err.Error(), "disabled by configuration") || strings.Contains(err.Error(), "configuration has been locked") {
+				if errors.Is(err, duck.ErrSealed) {
 					return fmt.Errorf("%w (evosteer sql reads the loaded tables only: files, the network and settings are off so that no query can change a run; export with --format csv|json, on standard output or into --out FILE)", err)
 				}
 				return err

@@ -28,6 +28,7 @@ type DB struct {
 	arrow     *duckdb.Arrow
 	seq       atomic.Int64 // for unique internal object names
 	closed    bool
+	sealed    bool
 }
 
 // internalPrefix starts the names of the views and staging tables this
@@ -69,6 +70,7 @@ func (db *DB) Seal(ctx context.Context) error {
 	if err := db.execRaw(ctx, "SET lock_configuration = true"); err != nil {
 		return fmt.Errorf("duckdb: lock the configuration: %w", err)
 	}
+	db.sealed = true
 	return nil
 }
 
@@ -92,9 +94,18 @@ var errClosed = errors.New("duckdb database is closed")
 func (db *DB) Query(ctx context.Context, query string, params map[string]any) (array.RecordReader, error) {
 	rr, err := db.query(ctx, query, params)
 	if err != nil {
-		return nil, fmt.Errorf("duckdb query: %w", err)
+		return nil, fmt.Errorf("duckdb query: %w", db.sealedError(err))
 	}
 	return rr, nil
+}
+
+// sealedError marks err with ErrSealed when the database is sealed and DuckDB refused the
+// statement for that reason.
+func (db *DB) sealedError(err error) error {
+	if m := err.Error(); db.sealed && (strings.Contains(m, "disabled by configuration") || strings.Contains(m, "configuration has been locked")) {
+		return fmt.Errorf("%w: %w", ErrSealed, err)
+	}
+	return err
 }
 
 // Exec runs statements without a result (CREATE, INSERT, SET, ...). The text
@@ -105,7 +116,7 @@ func (db *DB) Exec(ctx context.Context, query string, params map[string]any) err
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if err := db.exec(ctx, query, params); err != nil {
-		return fmt.Errorf("duckdb exec: %w", err)
+		return fmt.Errorf("duckdb exec: %w", db.sealedError(err))
 	}
 	return nil
 }

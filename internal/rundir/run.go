@@ -46,7 +46,7 @@ const runFileHeader = "# Written by `evosteer init`. Do not edit: every stage ch
 // renames that into place last, so dir appears complete or not at all: a process killed during
 // Init leaves only the temporary folder, which the next Init removes. It refuses a folder that
 // exists and is not empty (*ExistsError), so a run is never overwritten by accident. The
-// returned Run holds the run's lock (Lock), taken before populate ran; Unlock releases it.
+// returned Folder holds the run's lock (Lock), taken before populate ran; Unlock releases it.
 func Init(dir string, cfg *config.Config, codeVersion string, populate func(*Folder) error) (_ *Folder, err error) {
 	removeAbandoned(filepath.Clean(dir))
 	target, err := newRunTarget(dir)

@@ -66,7 +66,7 @@ type Stage interface {
 	Name() string
 	// Inputs lists every file the stage reads for step, as the run names them (Folder.StageDir,
 	// Folder.TasksPath: under Folder.Dir). Each one must exist: RunStage reports a missing one with the command that writes it
-	// (Run.MissingInput), so a stage lists the files it needs even when they are not there yet.
+	// (Folder.MissingInput), so a stage lists the files it needs even when they are not there yet.
 	// An error says the inputs cannot be listed (an incomplete set of shards).
 	Inputs(r *Folder, step int) ([]string, error)
 	// Outputs lists the files the stage writes for step, relative to its folder; RunStage
