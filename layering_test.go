@@ -12,19 +12,25 @@ import (
 	"testing"
 )
 
-// The module's floors, top to bottom (README, Layout):
+// The module's floors, top to bottom (docs/ARCHITECTURE.md §2.1):
 //
-//	cmd/            the commands: the CLI
-//	comparisons     a driver: the comparison study, variants × seeds of whole runs
-//	pipeline        a driver: creating a run, the stages of a step in order
-//	stages/<name>   one package per stage
-//	everything else internal/..., gpu/..., schema, sql and this package (the embedded pipeline.yaml)
+//	7 cmd/            the commands: the CLI
+//	6 comparisons     a driver: the comparison study, variants × seeds of whole runs
+//	5 pipeline        a driver: creating a run, the stages of a step in order
+//	4 stages/<name>   one package per stage
+//	3 play            playing and learning on top of the models: internal/episode, learner,
+//	                  exact, paradigms, calibrate, runtest
+//	2 learning        gpu: the models, the objectives, the update
+//	1 domain          the environment, policies, executors, tasks, skills, configuration, the
+//	                  run folder, DuckDB
+//	0 foundation      schema, sql, the embedded pipeline.yaml (this package) and the leaves
 //
-// A package imports only from the floors below its own. Stages share no code with each other:
-// what two stages both need lives in the domain (internal/episode plays episodes for rollout,
-// evaluate and probe; internal/probetable reads and summarises the probe's table for the probe
-// and the report). A stage's tests may import other stages and the pipeline, as fixtures that
-// build the run folder the stage reads; a domain package's tests may not.
+// A package imports only from its own floor and the floors below; a stage, a driver or a command
+// only from the floors below (stages share no code with each other: what two stages both need
+// lives below them, e.g. internal/episode plays episodes for rollout, evaluate and probe). A
+// stage's tests may import other stages and the pipeline, as fixtures that build the run folder
+// the stage reads; a lower package's tests may not. Every package sits on a floor: a new one
+// must be placed in floors below.
 //
 // The other rules are the import-shaped "must not"s of the packages' doc.go files.
 
@@ -83,19 +89,40 @@ var schemaMayImport = []string{"internal/atomicfile"}
 // under reports whether path is pkg or a package below it (both relative to the module).
 func under(path, pkg string) bool { return path == pkg || strings.HasPrefix(path, pkg+"/") }
 
-// floor is the height of a module package (relative path), and whether it is a stage.
+// Floor numbers of floors (above), for the rules that name them.
+const (
+	floorStages   = 4
+	floorPipeline = 5
+)
+
+// floors places every module package (relative path; "." is the module's root package) on its
+// floor; a package under a listed folder shares its floor.
+var floors = map[int][]string{
+	0: {".", "schema", "sql", "internal/layout", "internal/atomicfile", "internal/seed", "internal/sandbox",
+		"internal/textrules", "internal/redact", "internal/stats", "internal/arrowfmt", "internal/executor/search"},
+	1: {"internal/config", "internal/tasks", "internal/executor", "internal/orchestra", "internal/policy", "internal/sim",
+		"internal/rundir", "internal/duck", "internal/skills", "internal/probetable"},
+	2: {"gpu"},
+	3: {"internal/episode", "internal/learner", "internal/exact", "internal/paradigms", "internal/calibrate", "internal/runtest"},
+	4: {"stages"},
+	5: {"pipeline"},
+	6: {"comparisons"},
+	7: {"cmd"},
+}
+
+// floor is the floor of a module package (relative path), −1 for one on no floor, and whether it
+// is a stage. The most specific listed folder wins (internal/executor/search is below
+// internal/executor).
 func floor(rel string) (int, bool) {
-	switch {
-	case under(rel, "cmd"):
-		return 4, false
-	case under(rel, "comparisons"):
-		return 3, false
-	case under(rel, "pipeline"):
-		return 2, false
-	case under(rel, "stages"):
-		return 1, true
+	best, at := -1, ""
+	for f, pkgs := range floors {
+		for _, p := range pkgs {
+			if (under(rel, p) || p == "." && rel == ".") && len(p) > len(at) {
+				best, at = f, p
+			}
+		}
 	}
-	return 0, false
+	return best, best == floorStages
 }
 
 // rel is path relative to the module, or "" for a package outside it.
@@ -120,6 +147,10 @@ func violations(pkgs []listed) []string {
 			continue
 		}
 		height, stage := floor(self)
+		if height < 0 {
+			bad("%s is on no floor: place it in layering_test.go's floors and docs/ARCHITECTURE.md §2.1", self)
+			continue
+		}
 		tests := slices.Concat(p.TestImports, p.XTestImports)
 		check := func(imp string, test bool) {
 			kind := "imports"
@@ -140,13 +171,13 @@ func violations(pkgs []listed) []string {
 			}
 			h, isStage := floor(target)
 			switch {
-			case !test && h >= height && h > 0 && !(stage && isStage):
-				bad("%s imports %s: a package imports only from the floors below its own", self, target)
 			case !test && stage && isStage:
 				bad("%s imports %s: a stage does not import another stage", self, target)
-			case test && h > 0 && height == 0:
+			case !test && (h > height || h == height && height >= floorStages):
+				bad("%s imports %s: a package imports only from the floors below its own (floor %d imports floor %d)", self, target, height, h)
+			case test && h >= floorStages && height < floorStages:
 				bad("%s tests import %s: only a stage's tests build fixtures with stages or the pipeline", self, target)
-			case test && h > height && !(stage && h == 2):
+			case test && h > height && !(stage && h == floorPipeline):
 				bad("%s tests import %s: tests import from the floors below (a stage's also other stages and the pipeline)", self, target)
 			}
 			if test {
@@ -237,13 +268,18 @@ func TestLayeringCatchesViolations(t *testing.T) {
 		want string
 	}{
 		{p("stages/probe", "stages/evaluate"), "a stage does not import another stage"},
+		{p("internal/tasks", "gpu"), "floors below its own"},
+		{p("gpu", "internal/episode"), "floors below its own"},
+		{p("internal/config", "internal/learner"), "floors below its own"},
+		{p("internal/stats", "internal/config"), "floors below its own"},
+		{p("internal/brand-new"), "on no floor"},
 		{p("internal/paradigms", "stages/rollout"), "floors below its own"},
 		{p("gpu", "pipeline"), "floors below its own"},
 		{p("stages/report", "comparisons"), "floors below its own"},
 		{p("pipeline", "comparisons"), "floors below its own"},
 		{p("internal/orchestra", "github.com/gomlx/gomlx/backends"), "only gpu/ imports gomlx"},
 		{p("stages/aggregate", "github.com/duckdb/duckdb-go/v2"), "only internal/duck imports DuckDB"},
-		{p("schema", "internal/rundir"), "schema imports no project package"},
+		{p("schema", "internal/layout"), "schema imports no project package"},
 		{p("internal/textrules", "internal/seed"), "leaf"},
 		{p("internal/executor/openai", "internal/orchestra"), "must not decide anything about the graph"},
 		{p("stages/rollout", "internal/runtest"), "only for tests"},

@@ -11,13 +11,15 @@ graph=$(go list -tags duckdb_arrow -deps -f '{{.ImportPath}}: {{join .Imports " 
 # short names the package by its path inside the module ("." for the root package).
 function short(p) { return p == mod ? "." : substr(p, length(mod) + 2) }
 function id(p) { s = short(p); if (s == ".") return "root"; gsub(/[\/.]/, "_", s); return s }
-# layer is the subgraph of a package (docs/ARCHITECTURE.md §2.1).
+# layer is the subgraph of a package: its floor in docs/ARCHITECTURE.md §2.1 and layering_test.go.
 function layer(s) {
-	if (s ~ /^cmd\//) return "commands"
-	if (s == "pipeline" || s == "comparisons") return "drivers"
+	if (s ~ /^cmd\//) return "command"
+	if (s == "comparisons") return "comparison_driver"
+	if (s == "pipeline") return "pipeline_driver"
 	if (s ~ /^stages\//) return "stages"
-	if (s == "gpu" || s == "internal/learner" || s == "internal/exact") return "learning"
-	if (s == "schema" || s == "sql" || s == "." || s == "internal/atomicfile" || s == "internal/seed" || s == "internal/layout" || s == "internal/sandbox" || s == "internal/textrules") return "foundation"
+	if (s == "internal/episode" || s == "internal/learner" || s == "internal/exact" || s == "internal/paradigms" || s == "internal/calibrate" || s == "internal/runtest") return "play"
+	if (s == "gpu") return "learning"
+	if (s == "schema" || s == "sql" || s == "." || s == "internal/atomicfile" || s == "internal/seed" || s == "internal/layout" || s == "internal/sandbox" || s == "internal/textrules" || s == "internal/stats" || s == "internal/arrowfmt" || s == "internal/redact" || s == "internal/executor/search") return "foundation"
 	return "domain"
 }
 index($1, mod) == 1 {
@@ -32,8 +34,8 @@ END {
 	for (i = 2; i <= n; i++) { v = names[i]; for (j = i - 1; j >= 1 && names[j] > v; j--) names[j + 1] = names[j]; names[j + 1] = v }
 	print "```mermaid"
 	print "flowchart TD"
-	split("commands drivers stages learning domain foundation", layers, " ")
-	for (l = 1; l <= 6; l++) {
+	split("command comparison_driver pipeline_driver stages play learning domain foundation", layers, " ")
+	for (l = 1; l <= 8; l++) {
 		print "  subgraph " layers[l]
 		for (i = 1; i <= n; i++) if (layer(short(names[i])) == layers[l]) print "    " id(names[i]) "[\"" short(names[i]) "\"]"
 		print "  end"
