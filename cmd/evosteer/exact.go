@@ -2,18 +2,14 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/evosteer/evosteer-go/gpu"
-	"github.com/evosteer/evosteer-go/internal/atomicfile"
 	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/exact"
-	"github.com/evosteer/evosteer-go/schema"
 )
 
 func newExactCmd() *cobra.Command {
@@ -61,59 +57,24 @@ only a curve.`,
 					return fmt.Errorf("unknown objective %q (known: %s)", o, strings.Join(config.Objectives, ", "))
 				}
 			}
-			w, err := exact.NewWorld(families, tasks, roles, cfg.Seed, rewardNoise)
-			if err != nil {
-				return err
-			}
 			eng, err := gpu.OpenEngine(cfg.Compute.Backend)
 			if err != nil {
 				return err
 			}
 			defer eng.Close()
 			log := cmd.ErrOrStderr()
-			var rows []schema.ExactCurveRow
-			var curves [][]exact.Point
-			for _, o := range objectives {
-				c := *cfg
-				c.Objective = o
-				curve, err := exact.Train(cmd.Context(), eng, w, &c, steps, func(p exact.Point) {
-					if p.Step%25 == 0 || p.Step == steps {
-						fmt.Fprintf(log, "exact %s step %d/%d: TV(θ,P*) %.4f (ρ %.4f), TV(θ,P_KL) %.4f, reward θ %.3f P* %.3f max %.3f\n",
-							o, p.Step, steps, p.TV, p.TVRho, p.TVKL, p.RewardTheta, p.RewardTarget, p.RewardMax)
-					}
-				})
-				if err != nil {
-					return fmt.Errorf("objective %s: %w", o, err)
-				}
-				curves = append(curves, curve)
-				rows = append(rows, exact.Rows(o, curve)...)
-			}
-			if err := os.MkdirAll(out, 0o755); err != nil {
+			study := exact.Study{Objectives: objectives, Steps: steps, Families: families, Tasks: tasks, Roles: roles,
+				RewardNoise: rewardNoise, Out: out, Progress: func(o string, p exact.Point) {
+					fmt.Fprintf(log, "exact %s step %d/%d: TV(θ,P*) %.4f (ρ %.4f), TV(θ,P_KL) %.4f, reward θ %.3f P* %.3f max %.3f\n",
+						o, p.Step, steps, p.TV, p.TVRho, p.TVKL, p.RewardTheta, p.RewardTarget, p.RewardMax)
+				}}
+			res, err := study.Run(cmd.Context(), eng, cfg)
+			if err != nil {
 				return err
 			}
-			lin := schema.Lineage{Run: filepath.Base(out), Stage: "exact", ConfigSHA256: cfg.SHA256()}
-			if err := schema.WriteRows(schema.ExactCurve, filepath.Join(out, "curve.arrow"), lin, rows); err != nil {
-				return err
-			}
-			world := "Exact world"
-			if rewardNoise {
-				world = "Exact world with noisy rewards"
-			}
-			md := fmt.Sprintf("# %s: %d tasks × %d histories, β = %g, %d steps\n\n%s", world, w.Tasks(), w.Histories(), cfg.AnchorTB.Beta, steps, exact.Markdown(objectives, curves, rewardNoise))
-			if err := atomicfile.WriteBytes(filepath.Join(out, "curve.md"), []byte(md), 0o644); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s\ncurve: %s\n", md, filepath.Join(out, "curve.arrow"))
-			if check {
-				var failed []string
-				for i, o := range objectives {
-					if v, ok := exact.Verdict(o, curves[i], rewardNoise); !ok {
-						failed = append(failed, o+": "+v)
-					}
-				}
-				if len(failed) > 0 {
-					return fmt.Errorf("--check: %s", strings.Join(failed, "; "))
-				}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s\ncurve: %s\n", res.Markdown, res.Curve)
+			if check && len(res.Failed) > 0 {
+				return fmt.Errorf("--check: %s", strings.Join(res.Failed, "; "))
 			}
 			return nil
 		},

@@ -13,6 +13,8 @@
 // and aggregate stages build them (π_θ and ρ episodes per task, behaviour log-probabilities,
 // Δℓ from the scores, measured task anchors from the ρ episodes seen so far). After every step
 // the policy's terminal distribution is computed exactly by enumeration and compared with P*.
+// Study runs what `evosteer exact` runs (every objective, the curve table and its summary, the
+// verdicts); the command only parses flags and prints.
 //
 // It must not read or write run folders: it is a check of gpu/, driven by a test, by `evosteer
 // exact` and by `make exact`.
