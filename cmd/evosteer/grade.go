@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -42,7 +41,7 @@ read and the grader's name and version. The python sandbox is configured by tool
 			if err != nil {
 				return err
 			}
-			byID, err := loadTaskFiles(taskPaths)
+			byID, err := tasks.LoadFiles(taskPaths)
 			if err != nil {
 				return err
 			}
@@ -83,31 +82,6 @@ read and the grader's name and version. The python sandbox is configured by tool
 	cmd.MarkFlagRequired("tasks")
 	cmd.MarkFlagRequired("predictions")
 	return cmd
-}
-
-// loadTaskFiles reads task files, JSONL or Arrow by extension; a task id may appear once.
-func loadTaskFiles(paths []string) (map[string]tasks.Task, error) {
-	byID := map[string]tasks.Task{}
-	from := map[string]string{}
-	for _, p := range paths {
-		var ts []tasks.Task
-		var err error
-		if filepath.Ext(p) == ".arrow" {
-			ts, err = tasks.ReadFile(p)
-		} else {
-			ts, err = tasks.ReadJSONL(p)
-		}
-		if err != nil {
-			return nil, err
-		}
-		for _, t := range ts {
-			if prev, dup := from[t.ID]; dup {
-				return nil, fmt.Errorf("task %s is in both %s and %s", t.ID, prev, p)
-			}
-			byID[t.ID], from[t.ID] = t, p
-		}
-	}
-	return byID, nil
 }
 
 type prediction struct {

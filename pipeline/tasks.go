@@ -1,0 +1,103 @@
+package pipeline
+
+import (
+	"fmt"
+	"os"
+	"slices"
+
+	"github.com/evosteer/evosteer-go/internal/rundir"
+	"github.com/evosteer/evosteer-go/internal/tasks"
+	"github.com/evosteer/evosteer-go/schema"
+)
+
+// SmallPools names the families with fewer training tasks than their share of a step's batch:
+// a step never holds a task twice (rollout.Schedule), so their steps hold fewer tasks than
+// batch.tasks.
+func SmallPools(r *rundir.Folder) ([]string, error) {
+	path := r.TasksPath("train")
+	if _, err := os.Stat(path); err != nil {
+		return nil, nil // no training tasks yet (a backend that brings its own)
+	}
+	train, err := tasks.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	per := map[string]int{}
+	for _, t := range train {
+		per[t.Family]++
+	}
+	active := 0
+	for _, f := range r.Config.Families {
+		if per[f] > 0 {
+			active++
+		}
+	}
+	if active == 0 {
+		return nil, nil
+	}
+	batch := r.Config.Batch.Tasks
+	share := (batch + active - 1) / active
+	var notes []string
+	for _, f := range r.Config.Families {
+		if n := per[f]; n > 0 && n < share {
+			notes = append(notes, fmt.Sprintf("family %s has %d training tasks, fewer than its share of a step's batch (up to %d of batch.tasks %d over %d families): a step uses each of them once, so steps hold fewer than %d tasks", f, n, share, batch, active, batch))
+		}
+	}
+	return notes, nil
+}
+
+// ImportTasks copies task files (the reference's JSONL rows, or Arrow) into a new run by split:
+// rows with split "train" to tasks/train.arrow, "test" to tasks/test.arrow. Every row's family
+// must be among the configuration's, and the pool must hold something to train on.
+func ImportTasks(r *rundir.Folder, paths []string) error {
+	cfg := r.Config
+	byID, err := tasks.LoadFiles(paths)
+	if err != nil {
+		return err
+	}
+	ids := make([]string, 0, len(byID))
+	for id := range byID {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	splits := map[string][]tasks.Task{"train": {}, "test": {}}
+	for _, id := range ids {
+		t := byID[id]
+		if tt, ok := cfg.TaskType(t.Family); !ok || tt != t.TaskType {
+			return fmt.Errorf("task %s: family %s (task type %s) is not among the configuration's families and ood_families", id, t.Family, t.TaskType)
+		}
+		if _, ok := splits[t.Split]; !ok {
+			return fmt.Errorf("task %s: split %q: a run holds train and test tasks only", id, t.Split)
+		}
+		splits[t.Split] = append(splits[t.Split], t)
+	}
+	// Training plays only the IID families' training tasks: a pool without one would fail three
+	// stages into the first step.
+	trainable, ood := 0, 0
+	for _, t := range splits["train"] {
+		if slices.Contains(cfg.Families, t.Family) {
+			trainable++
+		} else {
+			ood++
+		}
+	}
+	if trainable == 0 {
+		return fmt.Errorf("the task files hold nothing to train on: %d training tasks of the families %v (training uses only these), %d training tasks of OOD families, %d test tasks; add rows with split \"train\" of one of %v",
+			trainable, cfg.Families, ood, len(splits["test"]), cfg.Families)
+	}
+	inputs := map[string]string{}
+	for _, p := range paths {
+		sum, err := schema.SHA256File(p)
+		if err != nil {
+			return fmt.Errorf("hash %s: %w", p, err)
+		}
+		inputs[p] = sum
+	}
+	lin := schema.Lineage{Run: r.Name, Stage: "init", ConfigSHA256: cfg.SHA256(), Inputs: inputs}
+	for _, split := range []string{"train", "test"} {
+		if err := tasks.WriteFile(r.TasksPath(split), lin, splits[split]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
