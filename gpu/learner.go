@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/evosteer/evosteer-go/internal/config"
-	"github.com/evosteer/evosteer-go/internal/policy"
 )
 
 // FeatureWidth is the width of f(s), the 30 execution features.
@@ -99,20 +98,10 @@ func (o LearnerOptions) objective() string {
 
 // NeedsTasks reports whether the learner keeps a per-task table (free anchors, log Z), so that
 // NewLearner needs the training task ids.
-func (o LearnerOptions) NeedsTasks() bool {
-	switch o.objective() {
-	case ObjectiveAnchorTB:
-		return !o.MeasuredFlows
-	case ObjectiveTB, ObjectiveTTB:
-		return true
-	}
-	return false
-}
+func (o LearnerOptions) NeedsTasks() bool { return o.obj().perTask(o) }
 
 // trainsResidual reports whether b_ψ is trained: AnchorTB without the flow-corrections ablation.
-func (o LearnerOptions) trainsResidual() bool {
-	return o.FlowCorrections && o.objective() == ObjectiveAnchorTB
-}
+func (o LearnerOptions) trainsResidual() bool { return o.obj().trainsResidual(o) }
 
 // OptionsFromConfig reads the learner's settings; stateWidth is policy.StateWidth of the task types.
 func OptionsFromConfig(cfg *config.Config, stateWidth int) LearnerOptions {
@@ -150,20 +139,7 @@ func NewLearner(o LearnerOptions, tasks []string) *Learner {
 		p.Steps = make([]int64, len(p.Value)) // a task's entry moves only in steps that hold the task
 		return p
 	}
-	c := o.Comparison
-	switch o.objective() {
-	case ObjectiveAnchorTB:
-		if !o.MeasuredFlows {
-			l.Anchors = table(freeAnchors, LogRewardBeta(o.ColdStart, o.Beta))
-		}
-	case ObjectiveTB:
-		l.LogZ = table(logZName, LogRewardBeta(o.ColdStart, o.Beta))
-	case ObjectiveTTB:
-		l.LogZ = table(logZName, TemperedLogReward(o.ColdStart, c.TTBBeta, c.TTBEpsilon))
-		l.Backward = newParam(backwardName, true, len(policy.Kinds))
-	case ObjectivePPO:
-		l.Critic = NewHead(headCritic, ri, o.ResidualHidden, true, false, o.Seed)
-	}
+	o.obj().setUp(l, table, ri)
 	l.groups()
 	return l
 }

@@ -16,40 +16,18 @@ type trainSet struct {
 	resIn [][]float32
 }
 
-// objectiveUpdate is steps 1–3 of Update under a comparison objective (objectives.go): the
+// The comparison objectives' steps 1–3 (objective.go: balance, surrogate), from objectives.go's
 // per-trajectory losses and coefficients in float64, routed through ∇log π_θ by policyGradient,
-// the gradients of the objective's own parameters, and the optimizer steps. tb and ttb train on
-// every trajectory and take one step, like AnchorTB; ppo and grpo train on the current (π_θ)
+// with the gradients of the objective's own parameters and the optimizer steps. tb and ttb train
+// on every trajectory and take one step, like AnchorTB; ppo and grpo train on the current (π_θ)
 // trajectories only and take comparison.epochs steps, re-scoring π_θ before each later one, with
 // advantages fixed before the first (ppo's critic is fitted after the policy, the same number of
 // steps). Losses and coefficients are those of the first pass, at the parameters before the
-// update. It returns every decision's [h_ρ(s); f(s)] for the outcome heads.
-func (l *Learner) objectiveUpdate(e *Engine, in UpdateInput) (*UpdateResult, [][]float32, error) {
-	res, resIn, set, err := l.trainingSet(e, in)
-	if err != nil {
-		return nil, nil, err
-	}
-	switch obj := l.opt.objective(); obj {
-	case ObjectiveTB, ObjectiveTTB:
-		var grads [][]float32
-		if grads, err = l.balanceGradient(e, in.Trajectories, set, res); err == nil {
-			res.Metrics.GradNorm, err = l.PolicyGroup.Apply(grads, l.opt.Optimizer.GradClip, l.taskRows(in.Trajectories))
-			res.Metrics.PolicySteps = 1
-		}
-	case ObjectivePPO, ObjectiveGRPO:
-		err = l.surrogateSteps(e, in.Trajectories, set, res)
-	default:
-		err = fmt.Errorf("update: unknown objective %q", obj)
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	return res, resIn, nil
-}
+// update.
 
 // trainingSet checks the batch, computes every decision's [h_ρ(s); f(s)], and selects the
 // trajectories the objective trains on (marked Trained in the returned result).
-func (l *Learner) trainingSet(e *Engine, in UpdateInput) (*UpdateResult, [][]float32, trainSet, error) {
+func (l *Learner) trainingSet(e *Engine, in UpdateInput, ob objective) (*UpdateResult, [][]float32, trainSet, error) {
 	var set trainSet
 	rows, refs, err := flatten(in)
 	if err != nil {
@@ -61,16 +39,14 @@ func (l *Learner) trainingSet(e *Engine, in UpdateInput) (*UpdateResult, [][]flo
 	}
 	res := newResult(in)
 	res.Metrics.PolicyForwardRows += len(rows)
-	obj := l.opt.objective()
-	onPolicy := obj == ObjectivePPO || obj == ObjectiveGRPO
 	for b, tr := range in.Trajectories {
-		if !onPolicy || tr.Current {
+		if !ob.onPolicy() || tr.Current {
 			set.trajs = append(set.trajs, b)
 			res.Episodes[b].Trained = true
 		}
 	}
 	if len(set.trajs) == 0 {
-		return nil, nil, set, fmt.Errorf("update: objective %s trains on current (π_θ) episodes and the step has no healthy one", obj)
+		return nil, nil, set, fmt.Errorf("update: objective %s trains on current (π_θ) episodes and the step has no healthy one", l.opt.objective())
 	}
 	for i, ref := range refs {
 		if res.Episodes[ref.Traj].Trained {
@@ -84,7 +60,7 @@ func (l *Learner) trainingSet(e *Engine, in UpdateInput) (*UpdateResult, [][]flo
 // scores' log-probabilities, the reference level (π_θ replaced by ρ) and the coefficients, and
 // the gradient of the batch-mean loss in the policy clip group's order (adapter, log Z, and the
 // backward logits under ttb).
-func (l *Learner) balanceGradient(e *Engine, trajs []Trajectory, set trainSet, res *UpdateResult) ([][]float32, error) {
+func (l *Learner) balanceGradient(e *Engine, trajs []Trajectory, set trainSet, res *UpdateResult, tempered bool) ([][]float32, error) {
 	o := l.opt
 	task := make(map[string]int, len(l.AnchorTasks))
 	for i, t := range l.AnchorTasks {
@@ -110,7 +86,7 @@ func (l *Learner) balanceGradient(e *Engine, trajs []Trajectory, set trainSet, r
 		ep := &res.Episodes[b]
 		var coef []float64
 		var dZ float64
-		if o.objective() == ObjectiveTB {
+		if !tempered {
 			delta := make([]float64, T)
 			for t, s := range tr.Steps {
 				delta[t] = s.DeltaL
@@ -169,12 +145,12 @@ func (l *Learner) balanceGradient(e *Engine, trajs []Trajectory, set trainSet, r
 // passes, each scoring π_θ at the current parameters (the first from the scores file), computing
 // the clipped-surrogate coefficients against the behaviour log-probabilities and stepping the
 // policy group; ppo then fits the critic to the returns.
-func (l *Learner) surrogateSteps(e *Engine, trajs []Trajectory, set trainSet, res *UpdateResult) error {
+func (l *Learner) surrogateSteps(e *Engine, trajs []Trajectory, set trainSet, res *UpdateResult, critic bool) error {
 	o, met := l.opt, &res.Metrics
 	c := o.Comparison
 	adv := make(map[int][]float64, len(set.trajs))
 	var groupAdv map[int]float64
-	if o.objective() == ObjectivePPO {
+	if critic {
 		v, err := l.Critic.Predict(e, set.resIn)
 		if err != nil {
 			return err

@@ -230,11 +230,11 @@ func TestBalanceObjectivesInTheLearner(t *testing.T) {
 		l := NewLearner(objectiveOptions(obj), testTasks)
 		perturb(l, 21)
 		in := objectiveInput(t, e, l, 8, 5, 22)
-		res, _, set, err := l.trainingSet(e, in)
+		res, _, set, err := l.trainingSet(e, in, l.opt.obj())
 		if err != nil {
 			t.Fatal(err)
 		}
-		grads, err := l.balanceGradient(e, in.Trajectories, set, res)
+		grads, err := l.balanceGradient(e, in.Trajectories, set, res, obj == ObjectiveTTB)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -290,11 +290,11 @@ func TestBalanceObjectivesInTheLearner(t *testing.T) {
 				batch := func(d float32) float64 {
 					p.Value[i] += d
 					defer func() { p.Value[i] -= d }()
-					r, _, s, err := l.trainingSet(e, in)
+					r, _, s, err := l.trainingSet(e, in, l.opt.obj())
 					if err != nil {
 						t.Fatal(err)
 					}
-					if _, err := l.balanceGradient(e, in.Trajectories, s, r); err != nil {
+					if _, err := l.balanceGradient(e, in.Trajectories, s, r, obj == ObjectiveTTB); err != nil {
 						t.Fatal(err)
 					}
 					return meanLoss(r)
@@ -519,5 +519,14 @@ func TestObjectiveRestoreIsBitExact(t *testing.T) {
 		if err := NewLearner(o, testTasks).Restore(cloneParams(anchor.Params()), anchor.Counters(), nil); (err == nil) != (obj == ObjectiveGRPO) {
 			t.Fatalf("%s: restoring an anchortb checkpoint: %v", obj, err)
 		}
+	}
+}
+
+// TestObjectivesMatchTheConfiguration: the update's registry holds exactly the objectives the
+// configuration accepts (config.Objectives), so validation and --help name what runs.
+func TestObjectivesMatchTheConfiguration(t *testing.T) {
+	want := slices.Sorted(slices.Values(config.Objectives))
+	if got := ObjectiveNames(); !slices.Equal(got, want) {
+		t.Fatalf("registered objectives %v, configuration %v", got, want)
 	}
 }

@@ -135,16 +135,7 @@ func (l *Learner) Update(e *Engine, in UpdateInput) (*UpdateResult, error) {
 	var res *UpdateResult
 	var resIn [][]float32
 	var err error
-	if l.opt.objective() == ObjectiveAnchorTB {
-		var grads [][]float32
-		if res, grads, resIn, err = l.lossAndGradient(e, in); err != nil {
-			return nil, err
-		}
-		if res.Metrics.GradNorm, err = l.PolicyGroup.Apply(grads, l.opt.Optimizer.GradClip, l.taskRows(in.Trajectories)); err != nil {
-			return nil, err
-		}
-		res.Metrics.PolicySteps = 1
-	} else if res, resIn, err = l.objectiveUpdate(e, in); err != nil {
+	if res, resIn, err = l.opt.obj().update(l, e, in); err != nil {
 		return nil, err
 	}
 	o, met := l.opt, &res.Metrics

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# same-outputs.sh BASE [STEPS] — check that the working tree writes the same run files as the
-# commit BASE: builds both binaries, trains STEPS steps (default 3) of the default configuration
-# with each, evaluates once, and compares every file of the two run folders byte for byte.
+# same-outputs.sh BASE [STEPS [CONFIG]] — check that the working tree writes the same run files as
+# the commit BASE: builds both binaries, trains STEPS steps (default 3) of the default
+# configuration (or of CONFIG, e.g. an overlay that sets another objective) with each, evaluates once, and compares every file of the two run folders byte for byte.
 # A refactor that promises unchanged behaviour runs this (make same-outputs BASE=<rev>). Needs a
 # clean BASE checkout (git worktree) and a few minutes.
 set -euo pipefail
 base=${1:?usage: scripts/same-outputs.sh BASE [STEPS]}
 steps=${2:-3}
 root=$(git rev-parse --show-toplevel)
+config=$(realpath "${3:-$root/pipeline.yaml}")
 tmp=$(mktemp -d)
 trap 'git -C "$root" worktree remove --force "$tmp/base-src" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
 
@@ -19,7 +20,7 @@ for side in base new; do
   echo "== $side: init, train $steps steps, eval 1 run"
   bin=$tmp/$side-bin run=$tmp/$side/run # the same folder name: lineage records it
   mkdir -p "$tmp/$side"
-  "$bin" init --config "$root/pipeline.yaml" --run "$run" >/dev/null
+  "$bin" init --config "$config" --run "$run" >/dev/null
   "$bin" train --run "$run" --steps "$steps" >/dev/null
   "$bin" eval --run "$run" --runs 1 >/dev/null
 done
