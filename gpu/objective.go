@@ -71,6 +71,12 @@ func (anchorTB) update(l *Learner, e *Engine, in UpdateInput) (*UpdateResult, []
 	if err != nil {
 		return nil, nil, err
 	}
+	return l.oneStep(res, resIn, grads, in)
+}
+
+// oneStep takes the single optimizer step of AnchorTB, tb and ttb on the policy clip group.
+func (l *Learner) oneStep(res *UpdateResult, resIn, grads [][]float32, in UpdateInput) (*UpdateResult, [][]float32, error) {
+	var err error
 	if res.Metrics.GradNorm, err = l.PolicyGroup.Apply(grads, l.opt.Optimizer.GradClip, l.taskRows(in.Trajectories)); err != nil {
 		return nil, nil, err
 	}
@@ -103,11 +109,7 @@ func (b balance) update(l *Learner, e *Engine, in UpdateInput) (*UpdateResult, [
 	if err != nil {
 		return nil, nil, err
 	}
-	if res.Metrics.GradNorm, err = l.PolicyGroup.Apply(grads, l.opt.Optimizer.GradClip, l.taskRows(in.Trajectories)); err != nil {
-		return nil, nil, err
-	}
-	res.Metrics.PolicySteps = 1
-	return res, resIn, nil
+	return l.oneStep(res, resIn, grads, in)
 }
 
 // surrogate is the clipped-surrogate objectives on the current trajectories: ppo with a learned
