@@ -23,8 +23,8 @@ type Engine struct {
 	backend backends.Backend
 	mu      sync.Mutex
 	execs   map[string]*graph.Exec
-	// native: scoring (Score, Predict) and the update's passes (Encode, the policy gradient,
-	// FitMSE) run as plain-Go kernels (native.go, native_policy.go, native_head.go) instead of
+	// native selects the engine's kernels (kernels.go): scoring (Score, Predict) and the
+	// update's passes (Encode, the policy gradient, FitMSE) as plain-Go kernels instead of
 	// graphs. Set on the simplego backend, where they are an order of magnitude faster; the graphs
 	// serve XLA.
 	native bool

@@ -108,14 +108,11 @@ func (h *Head) Predict(e *Engine, x [][]float32) ([]float32, error) {
 	if len(x) == 0 {
 		return []float32{}, nil
 	}
-	if e.native {
-		flat, err := packRows("head "+h.Name, x, h.In, len(x))
-		if err != nil {
-			return nil, err
-		}
-		y, _ := h.runNative(flat, len(x), nil)
-		return y, nil
-	}
+	return e.kernels().predict(h, e, x)
+}
+
+// predict is Predict on the graph path.
+func (graphKernels) predict(h *Head, e *Engine, x [][]float32) ([]float32, error) {
 	n := bucket(len(x), 64)
 	flat, err := packRows("head "+h.Name, x, h.In, n)
 	if err != nil {
@@ -129,6 +126,43 @@ func (h *Head) Predict(e *Engine, x [][]float32) ([]float32, error) {
 		return nil, fmt.Errorf("head %s: %w", h.Name, err)
 	}
 	return out[0][:len(x)], nil
+}
+
+// mse is FitMSE's pass on the graph path: call(grad) returns each head's MSE, then (grad) the
+// gradient of their sum with respect to params.
+func (graphKernels) mse(e *Engine, heads []*Head, params []*Param, x [][]float32, y []float32) (func(grad bool) ([][]float32, error), error) {
+	n := bucket(len(x), 64)
+	flat, err := packRows("fit", x, heads[0].In, n)
+	if err != nil {
+		return nil, err
+	}
+	yPad, mask := make([]float32, n), make([]float32, n)
+	copy(yPad, y)
+	for i := range y {
+		mask[i] = 1
+	}
+	nh, sig := len(heads), heads[0].Sigmoid
+	key := fmt.Sprintf("head/mse-grad/%s/%d", heads[0].key(), nh)
+	graphFn := func(in []*graph.Node) []*graph.Node {
+		x, y, mask := in[0], in[1], in[2]
+		g := x.Graph()
+		count := graph.Max(graph.ReduceAllSum(mask), graph.ScalarOne(g, mask.DType()))
+		var losses []*graph.Node
+		total := graph.ScalarZero(g, mask.DType())
+		for k := range nh {
+			d := graph.Sub(headForward(x, in[3+4*k:7+4*k], sig), y)
+			l := graph.Div(graph.ReduceAllSum(graph.Mul(mask, graph.Mul(d, d))), count)
+			losses = append(losses, l)
+			total = graph.Add(total, l)
+		}
+		return append(losses, graph.Gradient(total, in[3:3+4*nh]...)...)
+	}
+	// Each call sends the current parameters; the data tensors are rebuilt per call because
+	// Engine.run frees its inputs. The gradient is computed whatever grad says.
+	return func(bool) ([][]float32, error) {
+		args := append([]any{matrix(flat, n, heads[0].In), matrix(yPad, n), matrix(mask, n)}, paramTensors(params)...)
+		return e.run(key, graphFn, args...)
+	}, nil
 }
 
 // FitMSE takes steps AdamW steps on weight × the sum over heads of the MSE between head(x) and
@@ -165,45 +199,11 @@ func FitMSE(e *Engine, heads []*Head, group *ClipGroup, clip, weight float64, x 
 			return nil, nil, 0, fmt.Errorf("fit: clip group %s does not hold %s at %d", group.Name, params[i].Name, i)
 		}
 	}
-	n := bucket(len(x), 64)
-	if e.native {
-		n = len(x) // no graph to reuse: no padding
-	}
-	flat, err := packRows("fit", x, heads[0].In, n)
+	call, err := e.kernels().mse(e, heads, params, x, y)
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	yPad, mask := make([]float32, n), make([]float32, n)
-	copy(yPad, y)
-	for i := range y {
-		mask[i] = 1
-	}
-	nh, sig := len(heads), heads[0].Sigmoid
-	key := fmt.Sprintf("head/mse-grad/%s/%d", heads[0].key(), nh)
-	graphFn := func(in []*graph.Node) []*graph.Node {
-		x, y, mask := in[0], in[1], in[2]
-		g := x.Graph()
-		count := graph.Max(graph.ReduceAllSum(mask), graph.ScalarOne(g, mask.DType()))
-		var losses []*graph.Node
-		total := graph.ScalarZero(g, mask.DType())
-		for k := range nh {
-			d := graph.Sub(headForward(x, in[3+4*k:7+4*k], sig), y)
-			l := graph.Div(graph.ReduceAllSum(graph.Mul(mask, graph.Mul(d, d))), count)
-			losses = append(losses, l)
-			total = graph.Add(total, l)
-		}
-		return append(losses, graph.Gradient(total, in[3:3+4*nh]...)...)
-	}
-	// Each step sends the current parameters; the data tensors are rebuilt per call because
-	// Engine.run frees its inputs. The native pass skips the gradient where only the losses are
-	// read (grad false).
-	call := func(grad bool) ([][]float32, error) {
-		if e.native {
-			return mseNative(heads, flat, y, grad), nil
-		}
-		args := append([]any{matrix(flat, n, heads[0].In), matrix(yPad, n), matrix(mask, n)}, paramTensors(params)...)
-		return e.run(key, graphFn, args...)
-	}
+	nh := len(heads)
 	losses := func(out [][]float32) []float64 {
 		l := make([]float64, nh)
 		for k := range nh {

@@ -10,7 +10,7 @@ import (
 	"gonum.org/v1/gonum/blas/gonum"
 )
 
-// The update's kernels in plain Go, for the CPU (engines on simplego; see Engine.native). The
+// The update's kernels in plain Go, for the CPU (engines on simplego; see kernels.go). The
 // update differentiates the network over every legal action of every decision, and simplego
 // spent that time in generic single-threaded matmuls, a float64 math.Erf per element, broadcast
 // iterators and work on padded actions (BenchmarkUpdate: 15 s for 192 trajectories on 2 cores).

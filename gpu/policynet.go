@@ -297,12 +297,11 @@ func (p *PolicyNet) Score(e *Engine, batch []PolicyRow) (*Scores, error) {
 	if err := p.check(); err != nil {
 		return nil, err
 	}
-	if e.native {
-		if _, err := p.checkRows(batch); err != nil {
-			return nil, err
-		}
-		return p.scoreNative(batch), nil
-	}
+	return e.kernels().score(p, e, batch)
+}
+
+// score is Score on the graph path.
+func (graphKernels) score(p *PolicyNet, e *Engine, batch []PolicyRow) (*Scores, error) {
 	s := &Scores{Theta: make([][]float32, len(batch)), Rho: make([][]float32, len(batch)), H: make([][]float32, len(batch))}
 	order := make([]int, len(batch))
 	for i := range order {

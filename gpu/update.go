@@ -404,11 +404,13 @@ func (l *Learner) anchorTB(trajs []Trajectory, res *UpdateResult) (dDelta, dFlow
 // with respect to the adapter and (when trained: AnchorTB, not ablated) b_ψ, in the policy clip
 // group's order, and log π_θ(a_d|s_d) of every decision, in chunks of gradChunk decisions.
 func (l *Learner) policyGradient(e *Engine, rows []PolicyRow, refs []StateRef, trajs []Trajectory, resIn [][]float32, cTheta, cResid []float32) ([][]float32, []float64, error) {
+	return e.kernels().policyGradient(l, e, rows, refs, trajs, resIn, cTheta, cResid)
+}
+
+// policyGradient is Learner.policyGradient on the graph path.
+func (graphKernels) policyGradient(l *Learner, e *Engine, rows []PolicyRow, refs []StateRef, trajs []Trajectory, resIn [][]float32, cTheta, cResid []float32) ([][]float32, []float64, error) {
 	p, h := l.Policy, l.Residual
 	withResid := l.opt.trainsResidual()
-	if e.native {
-		return l.policyGradientNative(rows, refs, trajs, resIn, cTheta, cResid)
-	}
 	nParams := len(p.Adapter)
 	if withResid {
 		nParams += 4
@@ -551,12 +553,11 @@ func (p *PolicyNet) Encode(e *Engine, batch []PolicyRow) ([][]float32, error) {
 	if err := p.check(); err != nil {
 		return nil, err
 	}
-	if e.native {
-		if _, err := p.checkRows(batch); err != nil {
-			return nil, fmt.Errorf("policy net encode: %w", err)
-		}
-		return p.encodeRowsNative(batch), nil
-	}
+	return e.kernels().encode(p, e, batch)
+}
+
+// encode is Encode on the graph path.
+func (graphKernels) encode(p *PolicyNet, e *Engine, batch []PolicyRow) ([][]float32, error) {
 	out := make([][]float32, 0, len(batch))
 	E, S := p.EncoderDim, p.StateWidth
 	for lo := 0; lo < len(batch); lo += 4 * gradChunk {
