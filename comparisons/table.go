@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/evosteer/evosteer-go/internal/paper"
 	"math"
 	"os"
 	"path/filepath"
@@ -376,7 +377,7 @@ func (s *study) deltaCell(key, block string) string {
 
 // paperCell is the paper's block average of a row (Table 2), "—" for a row the paper lacks.
 func (s *study) paperCell(key, block string) string {
-	p, ok := paperAverage(key, block)
+	p, ok := paper.Average(key, block)
 	if !ok {
 		return "—"
 	}
@@ -385,7 +386,7 @@ func (s *study) paperCell(key, block string) string {
 
 // paperDelta is the simulated block average (mean over seeds) minus the paper's.
 func (s *study) paperDelta(key, block string) string {
-	p, ok := paperAverage(key, block)
+	p, ok := paper.Average(key, block)
 	xs := s.cells[[2]string{key, "avg_" + block}]
 	if !ok || len(xs) == 0 {
 		return "—"

@@ -2,6 +2,7 @@ package comparisons
 
 import (
 	"fmt"
+	"github.com/evosteer/evosteer-go/internal/paper"
 	"slices"
 	"strings"
 
@@ -18,7 +19,7 @@ type Variant struct {
 }
 
 // Full is the full method's variant key; its runs also evaluate ρ and the fixed paradigms.
-const Full = "full"
+const Full = paper.Full
 
 // BetaStudy are the temperatures β of the β study's runs besides the full method's own (the
 // configuration's anchortb.beta, 2 by default).

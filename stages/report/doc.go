@@ -13,7 +13,8 @@
 //     and ρ rollouts (decisions.output_score; Fig. 4e);
 //   - skills: admission ledger events per step and the alpha spent against the budget α;
 //   - evaluation: eval/results.arrow in the shape of the paper's Table 1 (BuildEvalTable, whose
-//     Markdown rendering `evosteer eval` prints too);
+//     Markdown rendering `evosteer eval` prints too), and every cell the paper measured against
+//     its Table 2 score (internal/paper);
 //   - probe, only when the run was probed (`evosteer probe`): per probed step, θ against its
 //     target π* and against its loss's own target at the first decision (probetable.Summarize of
 //     probe/step-NNNNNN/probe.arrow), per family for the last probed step, with its verdict and

@@ -76,3 +76,27 @@ func TestEvalTableRejectsBadRows(t *testing.T) {
 		}
 	}
 }
+
+// TestPaperFigure: the figure is drawn when an evaluated policy has a row of the paper's Table 2
+// (evosteer is the full method), and left out when none has.
+func TestPaperFigure(t *testing.T) {
+	rows := []schema.EvalRow{
+		{Policy: "evosteer", Benchmark: "medqa", Block: "iid", Run: 0, Score: 0.9},
+		{Policy: "reference", Benchmark: "medqa", Block: "iid", Run: 0, Score: 0.8},
+	}
+	tbl, err := BuildEvalTable(rows, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	png, err := paperFigure("t", tbl)
+	if err != nil || len(png) == 0 {
+		t.Fatalf("a figure of evosteer and reference: %d bytes, %v", len(png), err)
+	}
+	none, err := BuildEvalTable([]schema.EvalRow{{Policy: "ppo-variant", Benchmark: "medqa", Block: "iid", Score: 0.5}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if png, err := paperFigure("t", none); err != nil || png != nil {
+		t.Errorf("no policy with a paper row: %d bytes, %v", len(png), err)
+	}
+}

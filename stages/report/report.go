@@ -325,5 +325,13 @@ func evalSection(r *rundir.Folder, d *data) (f Figure, err error) {
 		"over evaluation runs with different seeds (up to %d here); each block's Avg row is the mean of its benchmark "+
 		"means ± sqrt(Σ σ_b²)/n over its n benchmarks (paper appendix D); – marks a policy not evaluated on a "+
 		"benchmark (or, in an Avg row, on one of the block's benchmarks).", EvalFile, runs)
+	if f.PNG, err = paperFigure("This run against the paper's Table 2", t); err != nil {
+		return f, err
+	}
+	if f.PNG != nil {
+		f.Caption += " The figure puts every cell the paper measured (evosteer is its full method) at the paper's score " +
+			"(x) and this run's (y): on the dashed diagonal they agree; a policy's points above it score higher here. " +
+			"On the simulated world the baselines are what the world is calibrated to, the trained row its prediction."
+	}
 	return f, nil
 }

@@ -1,10 +1,16 @@
-package comparisons
+package paper
 
-// paperTable2 are the paper's Table 2 (tab:ablation) scores, in points, in the column order of
-// the study's benchmarks: hotpotqa, nq_open, medqa, aime_2026, mbpp_plus, alfworld, then
-// triviaqa, musique, gpqa_diamond, math_hard, swe_bench_verified, webshop. They are facts the
-// tables print beside the simulated rows; nothing is fitted to the method's rows.
-var paperTable2 = map[string][12]float64{
+// Benchmarks are Table 2's columns in order: the six IID benchmarks, then the six OOD ones.
+var Benchmarks = [12]string{"hotpotqa", "nq_open", "medqa", "aime_2026", "mbpp_plus", "alfworld",
+	"triviaqa", "musique", "gpqa_diamond", "math_hard", "swe_bench_verified", "webshop"}
+
+// Full is the key of the full method's row (the study's variant name).
+const Full = "full"
+
+// Table2 are the paper's Table 2 scores, in points, in the order of Benchmarks, by the row's
+// policy or variant name (the baselines as internal/paradigms names them, "reference" for ρ, the
+// ablations by their appendix D names, Full for the method).
+var Table2 = map[string][12]float64{
 	"direct":                {57.66, 23.59, 71.41, 48.67, 78.91, 46.88, 44.22, 39.22, 61.72, 89.06, 15.94, 32.66},
 	"reference":             {82.34, 73.28, 82.97, 53.33, 87.66, 73.59, 90.47, 71.88, 75.31, 90.00, 29.53, 69.84},
 	"single_agent":          {75.94, 67.19, 80.78, 48.67, 85.63, 70.16, 86.25, 61.41, 70.31, 89.84, 27.03, 66.09},
@@ -22,15 +28,29 @@ var paperTable2 = map[string][12]float64{
 	Full:                    {92.34, 85.00, 93.13, 74.67, 92.19, 89.69, 95.63, 84.53, 85.63, 95.47, 42.50, 90.63},
 }
 
-// paperAverage is a row's plain mean over the paper's IID (first six) or OOD (last six) columns.
-func paperAverage(key, block string) (float64, bool) {
-	row, ok := paperTable2[key]
+// Score is row's score on benchmark, in points.
+func Score(row, benchmark string) (float64, bool) {
+	r, ok := Table2[row]
 	if !ok {
 		return 0, false
 	}
-	cols := row[:6]
+	for i, b := range Benchmarks {
+		if b == benchmark {
+			return r[i], true
+		}
+	}
+	return 0, false
+}
+
+// Average is a row's plain mean over the IID (first six) or OOD (last six) benchmarks.
+func Average(row, block string) (float64, bool) {
+	r, ok := Table2[row]
+	if !ok {
+		return 0, false
+	}
+	cols := r[:6]
 	if block == "ood" {
-		cols = row[6:]
+		cols = r[6:]
 	}
 	var s float64
 	for _, x := range cols {
