@@ -1,15 +1,10 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"text/tabwriter"
 
@@ -45,12 +40,12 @@ read and the grader's name and version. The python sandbox is configured by tool
 			if err != nil {
 				return err
 			}
-			preds, err := readPredictions(predPath, byID)
+			preds, err := tasks.ReadPredictions(predPath, byID)
 			if err != nil {
 				return err
 			}
 			var g *tasks.Graders
-			if slices.ContainsFunc(preds, func(p prediction) bool {
+			if slices.ContainsFunc(preds, func(p tasks.Prediction) bool {
 				f, _ := tasks.FamilyOf(byID[p.TaskID].Family)
 				return f.Grading == tasks.KindCode
 			}) {
@@ -67,7 +62,7 @@ read and the grader's name and version. The python sandbox is configured by tool
 				return err
 			}
 			if scoresPath != "" {
-				if err := writeScores(scoresPath, preds, byID, scores); err != nil {
+				if err := tasks.WriteScores(scoresPath, preds, byID, scores); err != nil {
 					return err
 				}
 			}
@@ -84,77 +79,8 @@ read and the grader's name and version. The python sandbox is configured by tool
 	return cmd
 }
 
-type prediction struct {
-	TaskID string `json:"task_id"`
-	Output string `json:"output"`
-	line   int
-}
-
-func readPredictions(path string, byID map[string]tasks.Task) ([]prediction, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("read predictions: %w", err)
-	}
-	defer f.Close()
-	br := bufio.NewReader(f)
-	var out []prediction
-	for n := 1; ; n++ {
-		line, err := readLine(br, maxPredictionLine)
-		if errors.Is(err, errLongLine) {
-			return nil, fmt.Errorf("read %s: line %d: longer than %d MiB; an output is a model's reply, which the server caps far below this", path, n, maxPredictionLine>>20)
-		}
-		if len(strings.TrimSpace(string(line))) > 0 {
-			var p struct {
-				TaskID *string `json:"task_id"`
-				Output *string `json:"output"`
-			}
-			if jerr := json.Unmarshal(line, &p); jerr != nil {
-				return nil, fmt.Errorf("read %s: line %d: not a JSON object: %w", path, n, jerr)
-			}
-			switch {
-			case p.TaskID == nil:
-				return nil, fmt.Errorf("read %s: line %d: field \"task_id\": missing", path, n)
-			case p.Output == nil:
-				return nil, fmt.Errorf("read %s: line %d: field \"output\": missing (want a string)", path, n)
-			}
-			if _, ok := byID[*p.TaskID]; !ok {
-				return nil, fmt.Errorf("read %s: line %d: field \"task_id\": %q is in none of the task files", path, n, *p.TaskID)
-			}
-			out = append(out, prediction{TaskID: *p.TaskID, Output: *p.Output, line: n})
-		}
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", path, err)
-		}
-	}
-}
-
-// maxPredictionLine bounds one line of a predictions file, so that a damaged file cannot make
-// grade hold it whole in memory.
-const maxPredictionLine = 16 << 20
-
-var errLongLine = errors.New("line too long")
-
-// readLine reads through the next '\n' (or to the end), refusing a line longer than max bytes
-// without reading the rest of it.
-func readLine(br *bufio.Reader, max int) ([]byte, error) {
-	var line []byte
-	for {
-		part, err := br.ReadSlice('\n')
-		if len(line)+len(part) > max {
-			return nil, errLongLine
-		}
-		line = append(line, part...)
-		if !errors.Is(err, bufio.ErrBufferFull) {
-			return line, err
-		}
-	}
-}
-
 // gradeAll grades every prediction on a bounded pool; scores keep the predictions' order.
-func gradeAll(cmd *cobra.Command, g *tasks.Graders, byID map[string]tasks.Task, preds []prediction, workers int) ([]tasks.Score, error) {
+func gradeAll(cmd *cobra.Command, g *tasks.Graders, byID map[string]tasks.Task, preds []tasks.Prediction, workers int) ([]tasks.Score, error) {
 	scores := make([]tasks.Score, len(preds))
 	errs := make([]error, len(preds))
 	next := make(chan int)
@@ -175,43 +101,17 @@ func gradeAll(cmd *cobra.Command, g *tasks.Graders, byID map[string]tasks.Task, 
 	wg.Wait()
 	for i, err := range errs {
 		if err != nil {
-			return nil, fmt.Errorf("predictions line %d: %w", preds[i].line, err)
+			return nil, fmt.Errorf("predictions line %d: %w", preds[i].Line, err)
 		}
 	}
 	return scores, nil
-}
-
-func writeScores(path string, preds []prediction, byID map[string]tasks.Task, scores []tasks.Score) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriter(f)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	for i, p := range preds {
-		row := struct {
-			TaskID string `json:"task_id"`
-			Family string `json:"family"`
-			tasks.Score
-		}{p.TaskID, byID[p.TaskID].Family, scores[i]}
-		if err := enc.Encode(row); err != nil {
-			f.Close()
-			return err
-		}
-	}
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 // metricName is what a grading kind's mean reward is called.
 var metricName = map[string]string{tasks.KindQA: "EM", tasks.KindChoice: "accuracy", tasks.KindInteger: "accuracy",
 	tasks.KindMath: "accuracy", tasks.KindCode: "pass@1"}
 
-func printMetrics(w io.Writer, preds []prediction, byID map[string]tasks.Task, scores []tasks.Score) {
+func printMetrics(w io.Writer, preds []tasks.Prediction, byID map[string]tasks.Task, scores []tasks.Score) {
 	type agg struct {
 		n            int
 		reward, f1   float64

@@ -63,7 +63,7 @@ func TestGradePrintsPerBenchmarkMetricsAndScores(t *testing.T) {
 // and the line, without holding the line in memory.
 func TestGradeRefusesAnOverlongLine(t *testing.T) {
 	preds := filepath.Join(t.TempDir(), "p.jsonl")
-	long := `{"task_id": "hotpotqa/f1", "output": "` + strings.Repeat("x", maxPredictionLine) + `"}`
+	long := `{"task_id": "hotpotqa/f1", "output": "` + strings.Repeat("x", tasks.MaxPredictionLine) + `"}`
 	writeFile(t, preds, `{"task_id": "hotpotqa/f1", "output": "Answer: Paris"}`+"\n"+long+"\n")
 	_, err := run(t, "", "grade", "--tasks", fixtureTasks, "--predictions", preds)
 	if err == nil || !strings.Contains(err.Error(), preds+": line 2: longer than 16 MiB") {

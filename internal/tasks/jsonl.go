@@ -37,7 +37,7 @@ func ParseJSONL(name string, r io.Reader) ([]Task, error) {
 	var out []Task
 	lineOf := map[string]int{}
 	for n := 1; ; n++ {
-		line, err := readLine(br)
+		line, err := readLine(br, maxLineBytes)
 		if errors.Is(err, io.EOF) && line == nil {
 			return out, nil
 		}
@@ -60,13 +60,18 @@ func ParseJSONL(name string, r io.Reader) ([]Task, error) {
 	}
 }
 
-func readLine(br *bufio.Reader) ([]byte, error) {
+// errLongLine is readLine's refusal of a line over its limit.
+var errLongLine = errors.New("line too long")
+
+// readLine reads through the next '\n' (a final line without one included), refusing a line
+// longer than max bytes after reading at most one buffer beyond it.
+func readLine(br *bufio.Reader, max int) ([]byte, error) {
 	var line []byte
 	for {
 		chunk, err := br.ReadSlice('\n')
 		line = append(line, chunk...)
-		if len(line) > maxLineBytes {
-			return nil, fmt.Errorf("line longer than %d bytes", maxLineBytes)
+		if len(line) > max {
+			return nil, fmt.Errorf("%w: longer than %d bytes", errLongLine, max)
 		}
 		if !errors.Is(err, bufio.ErrBufferFull) {
 			if errors.Is(err, io.EOF) && len(line) > 0 {
