@@ -20,8 +20,8 @@ type Initial struct{}
 func (Initial) Name() string { return layout.Update }
 
 // Inputs are the training tasks (the free anchors of the measured-flows ablation).
-func (Initial) Inputs(r *rundir.Folder, _ int) ([]string, error) {
-	return []string{r.TasksPath("train")}, nil
+func (Initial) Inputs(r *rundir.Folder, _ int) (rundir.Resolved, error) {
+	return rundir.Files{r.TasksPath("train")}, nil
 }
 
 // Outputs is the checkpoint.

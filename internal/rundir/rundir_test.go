@@ -75,8 +75,8 @@ func (s testStage) Outputs(*Folder, int) []string                   { return s.o
 func (s testStage) Run(ctx context.Context, sc *StageContext) error { return s.run(ctx, sc) }
 
 // Inputs are the inputs, relative to the run folder.
-func (s testStage) Inputs(r *Folder, _ int) ([]string, error) {
-	var out []string
+func (s testStage) Inputs(r *Folder, _ int) (Resolved, error) {
+	var out Files
 	for _, p := range s.inputs {
 		out = append(out, filepath.Join(r.Dir, p))
 	}

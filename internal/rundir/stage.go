@@ -67,8 +67,9 @@ type Stage interface {
 	// Inputs lists every file the stage reads for step, as the run names them (Folder.StageDir,
 	// Folder.TasksPath: under Folder.Dir). Each one must exist: RunStage reports a missing one with the command that writes it
 	// (Folder.MissingInput), so a stage lists the files it needs even when they are not there yet.
-	// An error says the inputs cannot be listed (an incomplete set of shards).
-	Inputs(r *Folder, step int) ([]string, error)
+	// An error says the inputs cannot be listed (an incomplete set of shards). The resolved
+	// inputs come back to Run as StageContext.Resolved, so Run never resolves them again.
+	Inputs(r *Folder, step int) (Resolved, error)
 	// Outputs lists the files the stage writes for step, relative to its folder; RunStage
 	// checks that the stage wrote exactly these.
 	Outputs(r *Folder, step int) []string
@@ -98,6 +99,16 @@ func AsSummary[S Summary](s S, err error) (Summary, error) {
 	return s, nil
 }
 
+// Resolved is a stage's inputs for one step: the files it reads (Paths, which RunStage checks and
+// hashes) in whatever structure the stage gives them; RunStage hands it to Run unchanged.
+type Resolved interface{ Paths() []string }
+
+// Files is Resolved for a stage whose inputs are a plain list of files.
+type Files []string
+
+// Paths implements Resolved.
+func (f Files) Paths() []string { return f }
+
 // StageContext is what a running stage may use.
 type StageContext struct {
 	Folder *Folder
@@ -106,6 +117,9 @@ type StageContext struct {
 	Seed   uint64
 	OutDir string            // write every output here; it becomes the stage folder
 	Inputs map[string]string // relative input path -> sha256
+	// Resolved is what the stage's Inputs returned for this step (its own type: the stage
+	// asserts it).
+	Resolved Resolved
 }
 
 // Lineage is the metadata every Arrow file written by the stage carries.
@@ -177,10 +191,11 @@ func (r *Folder) RunStage(ctx context.Context, step int, st Stage, force bool) (
 	fail := func(err error) (Result, error) {
 		return Result{}, fmt.Errorf("step %d stage %s: %w", step, key, err)
 	}
-	paths, err := st.Inputs(r, step)
+	resolved, err := st.Inputs(r, step)
 	if err != nil {
 		return fail(err)
 	}
+	paths := resolved.Paths()
 	if err := r.checkInputs(paths); err != nil {
 		return fail(err)
 	}
@@ -216,7 +231,7 @@ func (r *Folder) RunStage(ctx context.Context, step int, st Stage, force bool) (
 	}
 	defer os.RemoveAll(tmp)
 	start := time.Now()
-	sc := &StageContext{Folder: r, Step: step, Stage: name, Seed: stageSeed, OutDir: tmp, Inputs: inputs}
+	sc := &StageContext{Folder: r, Step: step, Stage: name, Seed: stageSeed, OutDir: tmp, Inputs: inputs, Resolved: resolved}
 	if err := st.Run(ctx, sc); err != nil {
 		return fail(err)
 	}

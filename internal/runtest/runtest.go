@@ -59,7 +59,7 @@ type Stage struct {
 func (s Stage) Name() string { return s.StageName }
 
 // Inputs are Read.
-func (s Stage) Inputs(*rundir.Folder, int) ([]string, error) { return s.Read, nil }
+func (s Stage) Inputs(*rundir.Folder, int) (rundir.Resolved, error) { return rundir.Files(s.Read), nil }
 
 // Outputs are Written.
 func (s Stage) Outputs(*rundir.Folder, int) []string { return s.Written }

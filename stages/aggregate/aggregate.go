@@ -86,12 +86,8 @@ func (Stage) Name() string { return layout.Aggregate }
 
 // Inputs are the episodes of steps 1..step (every shard), the step's decisions, the previous
 // step's buckets, the pairs of the earlier steps and the training tasks (FindInputs).
-func (Stage) Inputs(r *rundir.Folder, step int) ([]string, error) {
-	in, err := FindInputs(r, step)
-	if err != nil {
-		return nil, err
-	}
-	return in.Paths(), nil
+func (Stage) Inputs(r *rundir.Folder, step int) (rundir.Resolved, error) {
+	return FindInputs(r, step)
 }
 
 // Outputs are the five tables (Outputs).
@@ -106,10 +102,7 @@ func (Stage) Outputs(*rundir.Folder, int) []string {
 // Run loads the inputs into DuckDB, runs the five SQL files and writes their results into
 // sc.OutDir.
 func (Stage) Run(ctx context.Context, sc *rundir.StageContext) error {
-	in, err := FindInputs(sc.Folder, sc.Step)
-	if err != nil {
-		return err
-	}
+	in := sc.Resolved.(*Inputs)
 	db, err := duck.Open(ctx)
 	if err != nil {
 		return err

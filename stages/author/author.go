@@ -56,7 +56,13 @@ func (Stage) Name() string { return layout.Author }
 // episodes of step and of every earlier step (the evidence pool is carried over all of them),
 // the task records, earlier proposals (window priority) and, for a model author, the decisions
 // and executions of the episodes it may be shown. None when skill evolution is ablated.
-func (Stage) Inputs(r *rundir.Folder, step int) ([]string, error) {
+func (Stage) Inputs(r *rundir.Folder, step int) (rundir.Resolved, error) {
+	paths, err := authorInputs(r, step)
+	return rundir.Files(paths), err
+}
+
+// authorInputs lists the author's input files for step.
+func authorInputs(r *rundir.Folder, step int) ([]string, error) {
 	if !skills.Enabled(r.Config) {
 		return nil, nil
 	}

@@ -170,7 +170,7 @@ func TestStageNeedsValidate(t *testing.T) {
 
 func TestStageAblated(t *testing.T) {
 	r := newRun(t, func(c *config.Config) { c.Ablations = []string{"skill-evolution"} })
-	if in, err := (Stage{}).Inputs(r, 9); err != nil || len(in) != 0 {
+	if in, err := (Stage{}).Inputs(r, 9); err != nil || len(in.Paths()) != 0 {
 		t.Errorf("inputs %v %v", in, err)
 	}
 	if _, err := r.RunStage(context.Background(), 9, Stage{Author: newSimAuthor(r.Config)}, false); err != nil {

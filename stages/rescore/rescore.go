@@ -28,21 +28,24 @@ func (Stage) Name() string { return layout.Rescore }
 
 // Inputs are the previous step's checkpoint and the step's rollout decisions and episodes (every
 // shard).
-func (Stage) Inputs(r *rundir.Folder, step int) ([]string, error) {
-	decisions, episodes, err := rolloutFiles(r, step)
+func (Stage) Inputs(r *rundir.Folder, step int) (rundir.Resolved, error) {
+	files, err := r.ShardedInputs(step, layout.Rollout, layout.Decisions, layout.Episodes)
 	if err != nil {
 		return nil, err
 	}
-	return append(append([]string{learner.Path(r, step-1)}, decisions...), episodes...), nil
+	return &inputs{checkpoint: learner.Path(r, step-1), decisions: files[0], episodes: files[1]}, nil
 }
 
-// rolloutFiles lists the step's rollout decisions and episodes, every shard.
-func rolloutFiles(r *rundir.Folder, step int) (decisions, episodes []string, err error) {
-	files, err := r.ShardedInputs(step, layout.Rollout, layout.Decisions, layout.Episodes)
-	if err != nil {
-		return nil, nil, err
-	}
-	return files[0], files[1], nil
+// inputs are the previous step's checkpoint and the step's rollout decisions and episodes, every
+// shard.
+type inputs struct {
+	checkpoint          string
+	decisions, episodes []string
+}
+
+// Paths implements rundir.Resolved.
+func (in *inputs) Paths() []string {
+	return append(append([]string{in.checkpoint}, in.decisions...), in.episodes...)
 }
 
 // Outputs is the scores table.
@@ -53,10 +56,8 @@ func (Stage) Outputs(*rundir.Folder, int) []string { return []string{layout.Scor
 // learner.MaxBehaviorMismatch.
 func (Stage) Run(ctx context.Context, sc *rundir.StageContext) error {
 	cfg := sc.Folder.Config
-	decisionFiles, episodeFiles, err := rolloutFiles(sc.Folder, sc.Step)
-	if err != nil {
-		return err
-	}
+	in := sc.Resolved.(*inputs)
+	decisionFiles, episodeFiles := in.decisions, in.episodes
 	l, err := learner.Load(sc.Folder, sc.Step-1)
 	if err != nil {
 		return err

@@ -42,10 +42,11 @@ func (Stage) Summary(ctx context.Context, r *rundir.Folder, step int) (rundir.Su
 // Summarize describes step's scores.arrow, with the step's episodes (their number and sources)
 // and, at temperature 1, the behaviour log-probabilities of its decisions.
 func Summarize(_ context.Context, r *rundir.Folder, step int) (*Summary, error) {
-	decisionFiles, episodeFiles, err := rolloutFiles(r, step)
+	res, err := Stage{}.Inputs(r, step)
 	if err != nil {
 		return nil, err
 	}
+	decisionFiles, episodeFiles := res.(*inputs).decisions, res.(*inputs).episodes
 	scores, err := schema.ReadFile[schema.ScoreRow](schema.Scores, filepath.Join(r.StageDir(step, layout.Rescore), layout.ScoresFile))
 	if err != nil {
 		return nil, err

@@ -53,8 +53,8 @@ func (s Stage) ShardName() string { return layout.Shard(s.Shard.Index, s.Shard.C
 
 // Inputs are the training tasks, the learner of the previous step (step 0's is written by init)
 // and the skill library the previous step's author wrote (none at step 1).
-func (Stage) Inputs(r *rundir.Folder, step int) ([]string, error) {
-	in := []string{r.TasksPath("train"), learner.Path(r, step-1)}
+func (Stage) Inputs(r *rundir.Folder, step int) (rundir.Resolved, error) {
+	in := rundir.Files{r.TasksPath("train"), learner.Path(r, step-1)}
 	if p := skills.LibraryPath(r, step); p != "" {
 		in = append(in, p)
 	}

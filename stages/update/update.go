@@ -45,7 +45,8 @@ func findInputs(r *rundir.Folder, step int) (*files, error) {
 	return f, nil
 }
 
-func (f *files) all() []string {
+// Paths implements rundir.Resolved: every input file.
+func (f *files) Paths() []string {
 	return append(append(append([]string{}, f.episodes...), f.decisions...), append([]string{f.scores, f.anchors, f.corrections, f.checkpoint}, f.valueData...)...)
 }
 
@@ -57,12 +58,8 @@ func (Stage) Name() string { return layout.Update }
 
 // Inputs are the step's rollout (every shard), scores, anchors and corrections, the value data
 // of the replay window and the previous step's checkpoint.
-func (Stage) Inputs(r *rundir.Folder, step int) ([]string, error) {
-	f, err := findInputs(r, step)
-	if err != nil {
-		return nil, err
-	}
-	return f.all(), nil
+func (Stage) Inputs(r *rundir.Folder, step int) (rundir.Resolved, error) {
+	return findInputs(r, step)
 }
 
 // Outputs are the losses, coefficients, metrics and the checkpoint.
@@ -72,10 +69,7 @@ func (Stage) Outputs(*rundir.Folder, int) []string {
 
 // Run loads the inputs, updates the learner and writes the outputs into sc.OutDir.
 func (Stage) Run(ctx context.Context, sc *rundir.StageContext) error {
-	f, err := findInputs(sc.Folder, sc.Step)
-	if err != nil {
-		return err
-	}
+	f := sc.Resolved.(*files)
 	cfg := sc.Folder.Config
 	l, err := learner.Load(sc.Folder, sc.Step-1)
 	if err != nil {

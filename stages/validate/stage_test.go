@@ -180,7 +180,7 @@ func TestStageRejectsInconsistentInputs(t *testing.T) {
 // skill-evolution ablated: nothing is read, both outputs are empty.
 func TestStageAblated(t *testing.T) {
 	r := newRun(t, "skill-evolution")
-	if in, err := (Stage{}).Inputs(r, 3); err != nil || len(in) != 0 {
+	if in, err := (Stage{}).Inputs(r, 3); err != nil || len(in.Paths()) != 0 {
 		t.Errorf("inputs %v %v", in, err)
 	}
 	if _, err := runValidate(t, r, 3, false); err != nil {

@@ -19,11 +19,11 @@ func (Stage) Name() string { return layout.Validate }
 
 // Inputs are the ledger segments of the earlier steps with the last library snapshot, and the
 // step's pairs. None under the skill-evolution ablation.
-func (Stage) Inputs(r *rundir.Folder, step int) ([]string, error) {
+func (Stage) Inputs(r *rundir.Folder, step int) (rundir.Resolved, error) {
 	if !skills.Enabled(r.Config) {
-		return nil, nil
+		return rundir.Files{}, nil
 	}
-	return append(skills.LedgerInputs(r, step, layout.Validate), PairsPath(r, step)), nil
+	return rundir.Files(append(skills.LedgerInputs(r, step, layout.Validate), PairsPath(r, step))), nil
 }
 
 // PairsPath is the pairs file of step, written by the aggregate stage.
