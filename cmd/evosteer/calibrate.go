@@ -50,8 +50,9 @@ Writes DIR/world.yaml (the overlay: the whole sim: and reference_prior: blocks, 
 sha256 and the fit's options in its header; byte-identical for the same inputs), DIR/fit.md
 (every cell's target, fit-sample and check scores, residuals and tolerances, every parameter and
 whether it sits at a bound, the degrees of freedom, the refit), DIR/fit.arrow (table
-calibration_fit: every cell's score per source and run, for evosteer sql) and DIR/workflows.json
-(the searched workflows of the last round). Prints one line per block.`,
+calibration_fit: every cell's score per source and run, for evosteer sql), DIR/fit.png (every
+cell on the check against its target) and DIR/workflows.json (the searched workflows of the last
+round). Prints one line per block.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if targets == "" {
@@ -113,7 +114,15 @@ calibration_fit: every cell's score per source and run, for evosteer sql) and DI
 					return err
 				}
 				lin := schema.Lineage{Run: filepath.Base(out), Stage: "calibrate", ConfigSHA256: res.Config.SHA256(), Inputs: map[string]string{filepath.Base(targets): t.SHA256}}
-				return schema.WriteRows(schema.CalibrationFit, filepath.Join(out, "fit.arrow"), lin, calibrate.ArrowRows(res.Config, t, o.PerBenchmark, res, c))
+				rows := calibrate.ArrowRows(res.Config, t, o.PerBenchmark, res, c)
+				if err := schema.WriteRows(schema.CalibrationFit, filepath.Join(out, "fit.arrow"), lin, rows); err != nil {
+					return err
+				}
+				png, err := calibrate.Figure(rows)
+				if err != nil {
+					return err
+				}
+				return atomicfile.WriteBytes(filepath.Join(out, "fit.png"), png, 0o644)
 			}
 			if err := report(); err != nil {
 				return err

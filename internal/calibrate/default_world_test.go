@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -84,5 +85,35 @@ func TestTheDefaultWorldReproducesItsFitReport(t *testing.T) {
 				t.Errorf("%s %s: the default world scores %.4f, the fit report recorded %.4f", b, p, got[k], want)
 			}
 		}
+	}
+}
+
+// TestTheFitFigureIsTheCommittedReports: docs/calibration/fit.png is Figure of the committed
+// fit.arrow, byte for byte (regenerate with EVOSTEER_UPDATE_FIGURE=1 after a refit).
+func TestTheFitFigureIsTheCommittedReports(t *testing.T) {
+	rows, err := schema.ReadFile[schema.CalibrationFitRow](schema.CalibrationFit, fitArrow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	png, err := Figure(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const path = "../../docs/calibration/fit.png"
+	if os.Getenv("EVOSTEER_UPDATE_FIGURE") == "1" {
+		if err := os.WriteFile(path, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	committed, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(committed, png) {
+		t.Errorf("%s is not Figure of %s (regenerate with EVOSTEER_UPDATE_FIGURE=1)", path, fitArrow)
+	}
+	again, _ := Figure(rows)
+	if !bytes.Equal(again, png) {
+		t.Error("Figure is not deterministic")
 	}
 }

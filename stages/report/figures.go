@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"github.com/evosteer/evosteer-go/internal/figure"
 	"github.com/evosteer/evosteer-go/internal/paper"
 	"image/color"
 	"math"
@@ -430,42 +431,22 @@ func paperRow(policy string) string {
 // run's, one colour per policy, with the diagonal where the two agree. It returns nil when no
 // evaluated policy has a paper row.
 func paperFigure(title string, t *EvalTable) ([]byte, error) {
-	p := newPlot(title, "paper, Table 2 (points)", "this run (points)")
-	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 100, 0, 100
-	diag, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: 100, Y: 100}})
-	if err != nil {
-		return nil, err
-	}
-	diag.Color, diag.Width, diag.Dashes = colGrey, vg.Points(1.5), dashed
-	p.Add(diag)
-	p.Legend.Add("this run = paper", diag)
 	colors := []color.Color{colTheta, colRho, colGreen, colRed, colPurple, colBrown, colPink}
-	drawn := 0
+	var series []figure.Series
 	for k, pol := range t.Policies {
-		var xys plotter.XYs
+		s := figure.Series{Name: pol, Color: colors[len(series)%len(colors)]}
 		for _, b := range t.Blocks {
 			for _, r := range b.Rows {
 				if c := r.Cells[k]; c.Present {
 					if v, ok := paper.Score(paperRow(pol), r.Benchmark); ok {
-						xys = append(xys, plotter.XY{X: v, Y: 100 * c.Mean})
+						s.Points = append(s.Points, figure.Point{X: v, Y: 100 * c.Mean})
 					}
 				}
 			}
 		}
-		if len(xys) == 0 {
-			continue
+		if len(s.Points) > 0 {
+			series = append(series, s)
 		}
-		sc, err := plotter.NewScatter(xys)
-		if err != nil {
-			return nil, err
-		}
-		sc.Color, sc.Radius, sc.Shape = colors[drawn%len(colors)], vg.Points(3.5), draw.CircleGlyph{}
-		p.Add(sc)
-		p.Legend.Add(pol, sc)
-		drawn++
 	}
-	if drawn == 0 {
-		return nil, nil
-	}
-	return renderPNG(5*vg.Inch, p)
+	return figure.Agreement(title, "paper, Table 2 (points)", "this run (points)", "this run = paper", figWidth, 5*vg.Inch, series)
 }
