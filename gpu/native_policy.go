@@ -162,20 +162,14 @@ func (p *PolicyNet) gradientGroup(th, base *nativeNet, wad2 []float32, rows []Po
 	gwad, gwo := make([]float32, A*H), make([]float32, H)
 	for d0 := 0; d0 < n; {
 		d1, R := actionRun(rows, d0)
-		if cap(pre) < R*2*H {
-			acts, pre, gd, dpre = make([]float32, R*A), make([]float32, R*2*H), make([]float32, R*H), make([]float32, R*H)
+		acts, pre = actionLayer(rows, d0, d1, R, H, wad2, acts, pre)
+		if cap(gd) < R*H {
+			gd, dpre = make([]float32, R*H), make([]float32, R*H)
 		}
-		acts, pre, gd, dpre = acts[:R*A], pre[:R*2*H], gd[:R*H], dpre[:R*H]
-		off := 0
-		for d := d0; d < d1; d++ {
-			copy(acts[off*A:], rows[d].Actions)
-			off += rows[d].Legal()
-		}
-		rmsRows(acts, acts, make([]float32, R), A)
-		mm(false, false, R, 2*H, A, acts, wad2, false, pre)
+		gd, dpre = gd[:R*H], dpre[:R*H]
 
 		clear(gwo)
-		off = 0
+		off := 0
 		for d := d0; d < d1; d++ {
 			K := rows[d].Legal()
 			if K == 1 { // log π = 0, no gradient
@@ -254,6 +248,26 @@ func actionRun(rows []PolicyRow, d0 int) (d1, R int) {
 		d1++
 	}
 	return d1, R
+}
+
+// actionLayer fills acts with the normalised descriptors of the R legal actions of decisions
+// rows[d0:d1] ([R, ActionWidth]) and pre with both networks' action-layer products of them side
+// by side ([R, 2·hidden], wad2 = sideBySide(θ's W_ad, the base's)), reusing the buffers when they
+// are large enough.
+func actionLayer(rows []PolicyRow, d0, d1, R, H int, wad2, acts, pre []float32) ([]float32, []float32) {
+	A := policy.ActionWidth
+	if cap(acts) < R*A || cap(pre) < R*2*H {
+		acts, pre = make([]float32, R*A), make([]float32, R*2*H)
+	}
+	acts, pre = acts[:R*A], pre[:R*2*H]
+	off := 0
+	for d := d0; d < d1; d++ {
+		copy(acts[off*A:], rows[d].Actions)
+		off += rows[d].Legal()
+	}
+	rmsRows(acts, acts, make([]float32, R), A)
+	mm(false, false, R, 2*H, A, acts, wad2, false, pre)
+	return acts, pre
 }
 
 // logSoftmaxGrad returns log π(chosen) under the log-softmax of logits (float32, as the scores
@@ -377,7 +391,7 @@ func sideBySide(a, b []float32, rows, w int) []float32 {
 func (p *PolicyNet) scoreNative(batch []PolicyRow) *Scores {
 	m, base := p.merged(), p.nativeBase()
 	th := m.net
-	S, H, E, A := p.StateWidth, p.Hidden, p.EncoderDim, policy.ActionWidth
+	S, H, E := p.StateWidth, p.Hidden, p.EncoderDim
 	s := &Scores{Theta: make([][]float32, len(batch)), Rho: make([][]float32, len(batch)), H: make([][]float32, len(batch))}
 	gs := groups(len(batch), nativeGroup)
 	forEach(len(gs), func(g int) {
@@ -396,18 +410,8 @@ func (p *PolicyNet) scoreNative(batch []PolicyRow) *Scores {
 		var acts, pre []float32
 		for d0 := 0; d0 < n; {
 			d1, R := actionRun(rows, d0)
-			if cap(pre) < R*2*H {
-				acts, pre = make([]float32, R*A), make([]float32, R*2*H)
-			}
-			acts, pre = acts[:R*A], pre[:R*2*H]
+			acts, pre = actionLayer(rows, d0, d1, R, H, m.wad2, acts, pre)
 			off := 0
-			for d := d0; d < d1; d++ {
-				copy(acts[off*A:], rows[d].Actions)
-				off += rows[d].Legal()
-			}
-			rmsRows(acts, acts, make([]float32, R), A)
-			mm(false, false, R, 2*H, A, acts, m.wad2, false, pre)
-			off = 0
 			for d := d0; d < d1; d++ {
 				K := rows[d].Legal()
 				logits := make([]float32, K)

@@ -105,50 +105,48 @@ const oldInfix = ".old-"
 
 // RecoverDir finishes or undoes a ReplaceDir that a crash interrupted in the folder dir: where
 // a folder was moved aside and nothing took its place, the newest one moved aside goes back;
-// every other one moved aside is removed. It reports the folders it put back.
-func RecoverDir(dir string) (restored []string, err error) {
+// every other one moved aside is removed.
+func RecoverDir(dir string) error {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	aside := map[string][]string{} // final name -> names moved aside, oldest first
+	type moved struct {
+		entry string
+		stamp int64
+	}
+	aside := map[string][]moved{} // final name -> the folders moved aside from it
 	for _, e := range entries {
 		base := strings.TrimPrefix(e.Name(), ".") // unhidden: moved aside by an earlier version
 		i := strings.LastIndex(base, oldInfix)
 		if !e.IsDir() || i <= 0 {
 			continue
 		}
-		name := base[:i]
-		if _, err := strconv.ParseInt(base[i+len(oldInfix):], 36, 64); err != nil {
+		stamp, err := strconv.ParseInt(base[i+len(oldInfix):], 36, 64)
+		if err != nil {
 			continue
 		}
-		aside[name] = append(aside[name], e.Name())
+		aside[base[:i]] = append(aside[base[:i]], moved{e.Name(), stamp})
 	}
+	restored := false
 	for _, name := range slices.Sorted(maps.Keys(aside)) {
 		olds := aside[name]
-		slices.SortFunc(olds, func(a, b string) int { return cmp.Compare(stampOf(a), stampOf(b)) })
+		slices.SortFunc(olds, func(a, b moved) int { return cmp.Compare(a.stamp, b.stamp) })
 		final := filepath.Join(dir, name)
 		if _, err := os.Lstat(final); errors.Is(err, fs.ErrNotExist) {
-			newest := olds[len(olds)-1]
-			if err := os.Rename(filepath.Join(dir, newest), final); err != nil {
-				return restored, err
+			if err := os.Rename(filepath.Join(dir, olds[len(olds)-1].entry), final); err != nil {
+				return err
 			}
-			restored = append(restored, name)
-			olds = olds[:len(olds)-1]
+			restored, olds = true, olds[:len(olds)-1]
 		}
 		for _, o := range olds {
-			if err := os.RemoveAll(filepath.Join(dir, o)); err != nil {
-				return restored, err
+			if err := os.RemoveAll(filepath.Join(dir, o.entry)); err != nil {
+				return err
 			}
 		}
 	}
-	if len(restored) > 0 {
-		return restored, SyncDir(dir)
+	if restored {
+		return SyncDir(dir)
 	}
-	return nil, nil
-}
-
-func stampOf(name string) int64 {
-	v, _ := strconv.ParseInt(name[strings.LastIndex(name, oldInfix)+len(oldInfix):], 36, 64)
-	return v
+	return nil
 }

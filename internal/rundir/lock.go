@@ -103,7 +103,7 @@ func (r *Folder) recover() error {
 		}
 	}
 	for _, d := range dirs {
-		if _, err := atomicfile.RecoverDir(d); err != nil {
+		if err := atomicfile.RecoverDir(d); err != nil {
 			return fmt.Errorf("recover %s from an interrupted re-run: %w", d, err)
 		}
 	}

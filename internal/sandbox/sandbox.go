@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -227,7 +228,7 @@ func (s *Sandbox) findInterpreter(name string) error {
 
 func probeFailure(out string, err error) string {
 	if err != nil {
-		if ee, ok := err.(*exec.ExitError); ok && len(ee.Stderr) > 0 {
+		if ee := (*exec.ExitError)(nil); errors.As(err, &ee) && len(ee.Stderr) > 0 {
 			return lastLine(string(ee.Stderr))
 		}
 		return err.Error()
