@@ -67,7 +67,7 @@ author: build
 	./$(BIN) author --run $(RUN) --step $(STEP)
 
 ## probe: θ of step PROBE_STEP of $(RUN) against π* and against its loss's own target at the first
-## decision (about 6 minutes on 2 cores); the report shows every probed step
+## decision (about 30 seconds on 2 cores); the report shows every probed step
 PROBE_STEP  ?= $(STEPS)
 .PHONY: probe
 probe: build
@@ -79,9 +79,8 @@ report: build
 	./$(BIN) report --run $(RUN)
 
 # The comparison study's scale: every variant (full, 8 ablations, 4 objectives, the full method at
-# β = 4 and 6) x ABL_SEEDS runs of ABL_STEPS steps, ABL_JOBS at once; about 50 minutes on 2 cores
-# with the defaults before the β study, which adds 2 trainings of the full method per seed (each
-# evaluated for θ and ρ): 30 runs instead of 26.
+# β = 4 and 6) x ABL_SEEDS runs of ABL_STEPS steps, ABL_JOBS at once: 30 run folders with the
+# defaults, 13 minutes on 2 cores.
 ABL_DIR     ?= runs/ablations
 ABL_SEEDS   ?= 2
 ABL_STEPS   ?= 40
@@ -113,7 +112,7 @@ CAL_DIR     ?= runs/calibrate
 
 ## calibrate: fit the simulated world to the paper's Table 2 baseline rows
 ## (configs/paper-table2-baselines.csv), check it on fresh seeds and refit from a second seed
-## (about an hour on 2 cores); fails unless the fit writes configs/world-paper.yaml byte for byte
+## (about 50 minutes on 2 cores); fails unless the fit writes configs/world-paper.yaml byte for byte
 .PHONY: calibrate
 calibrate: build
 	./$(BIN) calibrate --targets configs/paper-table2-baselines.csv --out $(CAL_DIR)
