@@ -31,6 +31,7 @@ ood_families: {gpqa_diamond: medqa, triviaqa: nq_open}
 ablations: [skill-evolution]
 reference_prior:
   add_solver_to_empty_team: 0.0
+  add_tool_agent_to_empty_team: 0.0
 sim:
   roles:
     finalizer:

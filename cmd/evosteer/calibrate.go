@@ -34,13 +34,16 @@ unknown benchmarks, scores outside [0, 100] and repeated cells (with file, line 
 
 What is fitted, per benchmark: the level (base_logit), the weight of the task type's tool
 (search_weight or python_weight), how much a plan helps (plan_weight) and the executor-alone
-offset (bare_logit, matched to the direct cell); for ρ, the prior's weights of opening with a tool
-role and of adding a verifier once an answer stands. Everything else is taken from --config
-(failure costs, roles, budgets), and every fitted value starts from the same point whatever
---config holds, so a fit is reproducible from its inputs. The fit plays the same training tasks
-with the same seeds at every evaluation (common random numbers) and runs block-coordinate
-Nelder–Mead (gonum/optimize): one block per benchmark, then ρ's block, for --rounds rounds; the
-searched workflow is searched afresh at the start of each round.
+offset (bare_logit, matched to the direct cell), and the share of tasks out of every agent's
+reach (unsolvable_share); for ρ, the prior's weights of opening with a solver or a tool role, of
+adding a verifier once an answer stands and of letting the acting agent act on in a running
+environment; for the whole world, the failure rate (fail_base, fail_slope). Everything else is
+taken from --config (failure costs, roles, budgets), and every fitted value starts from the same
+point whatever --config holds, so a fit is reproducible from its inputs. The fit plays the check's
+test tasks (--tasks per benchmark, --runs runs) with the same seeds at every evaluation (common
+random numbers) and runs block-coordinate Nelder–Mead (gonum/optimize): one block per benchmark,
+then ρ's block, then the failure rate's, for --rounds rounds; the searched workflow is searched
+afresh at the start of each round.
 
 Then the fitted world is measured on fresh seeds: --check-tasks test tasks per benchmark (AIME has
 30), --check-runs evaluation runs; and, with --refit-seed, fitted a second time from another seed
@@ -152,7 +155,8 @@ round). Prints one line per block.`,
 	f.StringVar(&out, "out", "runs/calibrate", "folder for world.yaml and fit.md")
 	f.Uint64Var(&o.Seed, "seed", o.Seed, "seed of the fit sample's episodes and of the workflow search")
 	f.IntVar(&o.Rounds, "rounds", o.Rounds, "sweeps over the blocks")
-	f.IntVar(&o.PerBenchmark, "tasks", o.PerBenchmark, "training tasks per benchmark in the fit sample")
+	f.IntVar(&o.PerBenchmark, "tasks", o.PerBenchmark, "test tasks per benchmark in the fit sample (the check's, fewer where the split has fewer)")
+	f.IntVar(&o.Runs, "runs", o.Runs, "runs of the fit sample, each with its own episode seeds")
 	f.IntVar(&o.SearchPerType, "search-tasks", o.SearchPerType, "training tasks per task type on which the workflow search plays every template")
 	f.IntVar(&o.FinalSearch, "final-search-tasks", o.FinalSearch, "training tasks per task type on which the search plays its best four templates again")
 	f.IntVar(&o.MaxEvals, "evals", o.MaxEvals, "objective evaluations per block and round")

@@ -20,7 +20,8 @@ import (
 // Options set the fit's scale and seeds.
 type Options struct {
 	Rounds        int    // sweeps over the blocks
-	PerBenchmark  int    // test tasks per benchmark in the fit sample (and episodes per cell)
+	PerBenchmark  int    // test tasks per benchmark in the fit sample: the check's tasks (fewer where the split has fewer)
+	Runs          int    // runs of the fit sample, each with its own episode seeds
 	SearchPerType int    // training tasks per task type on which the search plays every template
 	FinalSearch   int    // training tasks per task type on which its best four are played again
 	MaxEvals      int    // objective evaluations per block and round
@@ -29,9 +30,9 @@ type Options struct {
 	Log func(format string, args ...any)
 }
 
-// DefaultOptions fit the paper's 72 cells in about 25 minutes on 2 cores (twice that with the refit).
+// DefaultOptions fit the paper's 72 cells in about 30 minutes on 2 cores (twice that with the refit).
 func DefaultOptions() Options {
-	return Options{Rounds: 2, PerBenchmark: 256, SearchPerType: 32, FinalSearch: 192, MaxEvals: 20, Seed: 1}
+	return Options{Rounds: 2, PerBenchmark: 128, Runs: 2, SearchPerType: 32, FinalSearch: 192, MaxEvals: 20, Seed: 1}
 }
 
 // Fitted is one parameter's result.
@@ -79,8 +80,8 @@ func loss(t *Targets, s Scores, keys []Key) float64 {
 // parameters start from their Param.Start, whatever base holds, so the result is a function of
 // the targets, the options and that structure alone.
 func Fit(ctx context.Context, base *config.Config, t *Targets, o Options) (*Result, error) {
-	if o.Rounds < 1 || o.PerBenchmark < 1 || o.SearchPerType < 1 || o.FinalSearch < 1 || o.MaxEvals < 1 {
-		return nil, fmt.Errorf("calibrate: rounds, tasks per benchmark, search tasks and evaluations must be positive: %+v", o)
+	if o.Rounds < 1 || o.PerBenchmark < 1 || o.Runs < 1 || o.SearchPerType < 1 || o.FinalSearch < 1 || o.MaxEvals < 1 {
+		return nil, fmt.Errorf("calibrate: rounds, tasks per benchmark, runs, search tasks and evaluations must be positive: %+v", o)
 	}
 	start := time.Now()
 	logf := o.Log
@@ -89,10 +90,11 @@ func Fit(ctx context.Context, base *config.Config, t *Targets, o Options) (*Resu
 	}
 	cfg := base.Clone()
 	benchmarks := t.Benchmarks()
-	// The fit plays the test split's tasks — those evaluation scores — with episode seeds of its
-	// own; the check replays them with other seeds. A benchmark with fewer test tasks is played
-	// several times, so every cell has about PerBenchmark episodes.
-	sample, err := NewSample(cfg, benchmarks, "test", o.PerBenchmark, 1, seed.Derive(o.Seed, "calibrate", "fit"))
+	// The fit plays the check's tasks — the test split's, which evaluation scores — with episode
+	// seeds of its own; the check replays them with other seeds, so a cell's fit and check differ
+	// by episode noise alone, never by which tasks were drawn. A benchmark with fewer test tasks
+	// is played several times within a run, so every cell has about Runs·PerBenchmark episodes.
+	sample, err := NewSample(cfg, benchmarks, "test", o.PerBenchmark, o.Runs, seed.Derive(o.Seed, "calibrate", "fit"))
 	if err != nil {
 		return nil, err
 	}
@@ -117,6 +119,13 @@ func Fit(ctx context.Context, base *config.Config, t *Targets, o Options) (*Resu
 		}
 		if err := f.reference(round, benchmarks); err != nil {
 			return nil, err
+		}
+		// The failure rate moves every cell; the last round refits the rows around it, so the
+		// direct cells the rows match stay matched.
+		if round < o.Rounds-1 || o.Rounds == 1 {
+			if err := f.failures(round, benchmarks); err != nil {
+				return nil, err
+			}
 		}
 		for _, p := range params {
 			p.Set(cfg, Round(p.Get(cfg))) // the world file holds exactly the values evaluated
@@ -332,5 +341,22 @@ func (f *fitter) reference(round int, benchmarks []string) error {
 		vals = append(vals, fmt.Sprintf("%s=%.3f", p.Name[len("reference_prior."):], p.Get(f.cfg)))
 	}
 	f.logf("round %d block %-18s loss %7.1f -> %6.1f (%2d evals)  %v  %s", round+1, ReferenceBlock, before, after, n, vals, time.Since(start).Round(time.Second))
+	return nil
+}
+
+// failures fits the failure rate on every cell, after the benchmarks and ρ have been fitted
+// around it, in every round but the last.
+func (f *fitter) failures(round int, benchmarks []string) error {
+	start := time.Now()
+	params := failureParams()
+	before, after, n, err := f.minimize(params, benchmarks, Policies, allKeys(benchmarks))
+	if err != nil {
+		return err
+	}
+	var vals []string
+	for _, p := range params {
+		vals = append(vals, fmt.Sprintf("%s=%.3f", p.Name[len("sim."):], p.Get(f.cfg)))
+	}
+	f.logf("round %d block %-18s loss %7.1f -> %6.1f (%2d evals)  %v  %s", round+1, FailureBlock, before, after, n, vals, time.Since(start).Round(time.Second))
 	return nil
 }

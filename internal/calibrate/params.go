@@ -11,7 +11,7 @@ import (
 // bounds, and how to read and set it.
 type Param struct {
 	Name   string // the key in the world file, e.g. sim.families.hotpotqa.base_logit
-	Block  string // a benchmark, or ReferenceBlock
+	Block  string // a benchmark, ReferenceBlock or FailureBlock
 	Lo, Hi float64
 	Step   float64 // the initial simplex step
 	Start  float64 // where every fit starts, whatever the base configuration holds
@@ -25,8 +25,12 @@ func (p Param) Get(cfg *config.Config) float64 { return p.get(cfg) }
 // Set writes v into cfg.
 func (p Param) Set(cfg *config.Config, v float64) { p.set(cfg, v) }
 
-// ReferenceBlock is the block of ρ's prior weights.
-const ReferenceBlock = "reference"
+// ReferenceBlock is the block of ρ's prior weights; FailureBlock the block of the world's
+// failure rate, which every cell shares.
+const (
+	ReferenceBlock = "reference"
+	FailureBlock   = "failures"
+)
 
 // benchmarkParams are the fitted values of one benchmark's row: its level (the solver's logit at
 // difficulty 0), the weight of the tool its task type offers (search for question answering and
@@ -36,7 +40,7 @@ const ReferenceBlock = "reference"
 func benchmarkParams(benchmark string) (fitted []Param, bare Param) {
 	row := func(c *config.Config) *config.SimFamily { return c.Sim.Families.Row(benchmark) }
 	key := "sim.families." + benchmark + "."
-	fitted = append(fitted, Param{Name: key + "base_logit", Block: benchmark, Lo: -6, Hi: 12, Step: 0.6, Start: 1.1,
+	fitted = append(fitted, Param{Name: key + "base_logit", Block: benchmark, Lo: -6, Hi: 16, Step: 0.6, Start: 1.1,
 		get: func(c *config.Config) float64 { return row(c).BaseLogit },
 		set: func(c *config.Config, v float64) { row(c).BaseLogit = v }})
 	switch tool := sim.ToolOf(benchmark); tool {
@@ -49,7 +53,7 @@ func benchmarkParams(benchmark string) (fitted []Param, bare Param) {
 			get: func(c *config.Config) float64 { return row(c).PythonWeight },
 			set: func(c *config.Config, v float64) { row(c).PythonWeight = v }})
 	}
-	fitted = append(fitted, Param{Name: key + "plan_weight", Block: benchmark, Lo: -4, Hi: 10, Step: 1, Start: 1,
+	fitted = append(fitted, Param{Name: key + "plan_weight", Block: benchmark, Lo: -12, Hi: 10, Step: 1, Start: 1,
 		get: func(c *config.Config) float64 { return row(c).PlanWeight },
 		set: func(c *config.Config, v float64) { row(c).PlanWeight = v }})
 	// Where the measured systems saturate: the share of tasks out of every agent's reach.
@@ -82,7 +86,27 @@ func referenceParams() []Param {
 	}
 }
 
-// AllParams are every fitted parameter of the benchmarks' rows and of ρ, in report order.
+// failureParams are the world's failure rate, p_fail = fail_base + fail_slope·d, how often an
+// execution times out or is truncated, and how far agents of the model fail together on a task
+// (failure_correlation). Every execution of every policy draws them, so they move teams (which
+// run more executions, lose the episode when their output agent's last run fails, and escape
+// independent failures by asking several agents) against a single agent on every benchmark.
+func failureParams() []Param {
+	return []Param{
+		{Name: "sim.fail_base", Block: FailureBlock, Lo: 0, Hi: 0.3, Step: 0.02, Start: 0.03,
+			get: func(c *config.Config) float64 { return c.Sim.FailBase },
+			set: func(c *config.Config, v float64) { c.Sim.FailBase = v }},
+		{Name: "sim.fail_slope", Block: FailureBlock, Lo: 0, Hi: 0.6, Step: 0.04, Start: 0.1,
+			get: func(c *config.Config) float64 { return c.Sim.FailSlope },
+			set: func(c *config.Config, v float64) { c.Sim.FailSlope = v }},
+		{Name: "sim.failure_correlation", Block: FailureBlock, Lo: 0, Hi: 1, Step: 0.1, Start: 0.8,
+			get: func(c *config.Config) float64 { return c.Sim.FailureCorrelation },
+			set: func(c *config.Config, v float64) { c.Sim.FailureCorrelation = v }},
+	}
+}
+
+// AllParams are every fitted parameter of the benchmarks' rows, of ρ and of the failure rate, in
+// report order.
 func AllParams(benchmarks []string) []Param {
 	var out []Param
 	for _, b := range benchmarks {
@@ -90,7 +114,8 @@ func AllParams(benchmarks []string) []Param {
 		out = append(out, fitted...)
 		out = append(out, bare)
 	}
-	return append(out, referenceParams()...)
+	out = append(out, referenceParams()...)
+	return append(out, failureParams()...)
 }
 
 // AtBound reports whether v sits within 1% of the range of one of p's bounds.

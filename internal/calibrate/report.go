@@ -177,9 +177,9 @@ func Markdown(t *Targets, o Options, res *Result, c Check, version string) strin
 	s := Summarize(rows, res.Params)
 	var b strings.Builder
 	fmt.Fprintf(&b, "# World fit report\n\n")
-	fmt.Fprintf(&b, "Targets `%s` (sha256 `%s`, %d cells). Fit: algorithm %d, code %s, seed %d, %d rounds, %d test tasks per benchmark (episode seeds of the fit's own), "+
+	fmt.Fprintf(&b, "Targets `%s` (sha256 `%s`, %d cells). Fit: algorithm %d, code %s, seed %d, %d rounds, the check's %d test tasks per benchmark in %d runs (episode seeds of the fit's own), "+
 		"a workflow search on %d then (its best four) %d tasks per task type, at most %d evaluations per block; %d evaluations in %s.\n\n",
-		t.Path, t.SHA256, len(t.Cells), Algorithm, version, o.Seed, o.Rounds, o.PerBenchmark, o.SearchPerType, o.FinalSearch, o.MaxEvals, res.Evaluations, res.Elapsed.Round(1e9))
+		t.Path, t.SHA256, len(t.Cells), Algorithm, version, o.Seed, o.Rounds, o.PerBenchmark, o.Runs, o.SearchPerType, o.FinalSearch, o.MaxEvals, res.Evaluations, res.Elapsed.Round(1e9))
 	fmt.Fprintf(&b, "Check on fresh seeds: the test split (tasks per benchmark: %s), %d evaluation runs, each with its own episode seeds.\n\n", tasksLine(t, c), len(c.Runs))
 	fmt.Fprintf(&b, "## Summary\n\n")
 	fmt.Fprintf(&b, "- Cells within max(3 points, 2 std of the cell) of the target on the check: **%d of %d**.\n", s.Within, s.Cells)

@@ -12,7 +12,7 @@ import (
 
 // Algorithm is the version of the fit (blocks, objective, sample and seeds): a world file
 // records it, and a change to any of them that moves a fitted value bumps it.
-const Algorithm = 2
+const Algorithm = 3
 
 // WorldFile renders a fitted world as a configuration overlay: the whole sim: block and the
 // whole reference_prior: block of cfg, under a header with the provenance (the targets' file name
@@ -35,8 +35,8 @@ func WorldFile(cfg *config.Config, t *Targets, o Options) ([]byte, error) {
 	fmt.Fprintf(&b, "# A simulated world fitted by `evosteer calibrate` to measured baseline scores.\n")
 	fmt.Fprintf(&b, "# Use it as a configuration overlay: evosteer init --config THIS_FILE --run DIR.\n")
 	fmt.Fprintf(&b, "# targets: %s (sha256 %s, %d cells)\n", name, t.SHA256, len(t.Cells))
-	fmt.Fprintf(&b, "# fit: algorithm %d, seed %d, %d rounds, %d tasks per benchmark, search on %d then %d tasks per task type, %d evaluations per block\n",
-		Algorithm, o.Seed, o.Rounds, o.PerBenchmark, o.SearchPerType, o.FinalSearch, o.MaxEvals)
+	fmt.Fprintf(&b, "# fit: algorithm %d, seed %d, %d rounds, %d test tasks per benchmark in %d runs, search on %d then %d tasks per task type, %d evaluations per block\n",
+		Algorithm, o.Seed, o.Rounds, o.PerBenchmark, o.Runs, o.SearchPerType, o.FinalSearch, o.MaxEvals)
 	b.Write(y)
 	return b.Bytes(), nil
 }

@@ -8,9 +8,15 @@ type Sim struct {
 	OODDifficultyShift float64 `yaml:"ood_difficulty_shift" json:"ood_difficulty_shift"`
 
 	// Failures.
-	FailBase       float64 `yaml:"fail_base" json:"fail_base"`
-	FailSlope      float64 `yaml:"fail_slope" json:"fail_slope"`
-	TruncatedShare float64 `yaml:"truncated_share" json:"truncated_share"`
+	FailBase  float64 `yaml:"fail_base" json:"fail_base"`
+	FailSlope float64 `yaml:"fail_slope" json:"fail_slope"`
+	// FailureCorrelation is the chance that an execution's failure draw is the task's own
+	// uniform, shared by every agent of the one model on that task, instead of the execution's:
+	// a model that loops or runs long on a task does so in every agent, so a team escapes a
+	// failure less often than independent draws would give. At 0 (the first world) every draw
+	// is the execution's own.
+	FailureCorrelation float64 `yaml:"failure_correlation" json:"failure_correlation"`
+	TruncatedShare     float64 `yaml:"truncated_share" json:"truncated_share"`
 	// What a failure costs, as shares of the role's envelope: a timeout charges
 	// timeout_wall_share of the envelope's wall time, a truncation truncated_output_share of its
 	// output tokens. At 1 (the first world) one failure leaves too little budget for any later agent.
@@ -214,6 +220,7 @@ func (k *checker) sim(s Sim) {
 	prob("verifier_recall", s.VerifierRecall)
 	prob("verifier_false_alarm", s.VerifierFalseAlarm)
 	prob("verifier_false_alarm_competence", s.VerifierFalseAlarmCompetence)
+	prob("failure_correlation", s.FailureCorrelation)
 	finite("verifier_bonus", s.VerifierBonus)
 	prob("planner_skill_answer", s.PlannerSkillAnswer)
 

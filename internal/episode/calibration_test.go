@@ -176,8 +176,9 @@ func TestStrongTeamUnderTightBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.Budget.Tokens = 48000 // one envelope of 32,768 tokens at a time, and little more
-	// Failures spend whole envelopes (the first world's rule), so the budget binds on some tasks.
-	cfg.Sim.TimeoutWallShare, cfg.Sim.TruncatedOutputShare = 1, 1
+	// Failures spend whole envelopes and strike each agent on its own (the first world's rules),
+	// so the budget binds on some tasks.
+	cfg.Sim.TimeoutWallShare, cfg.Sim.TruncatedOutputShare, cfg.Sim.FailureCorrelation = 1, 1, 0
 	var all []tasks.Task
 	for _, fam := range sim.IIDFamilies {
 		all = append(all, sim.Tasks(cfg.Sim, cfg.Seed, fam, "", "train", 4)...)

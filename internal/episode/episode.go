@@ -122,8 +122,9 @@ func (e *env) run(ctx context.Context, j Job) (*Played, error) {
 		forced, charged := false, false
 		var text string
 		// Only sampled decisions are charged (METHOD.md §2.6): neither one with a single legal
-		// action nor a paired arm's forced first action, which no controller call chooses.
-		if len(legal) > 1 && (t > 0 || j.First == nil || j.ChargeFirst) {
+		// action nor a paired arm's forced first action, which no controller call chooses, nor
+		// a fixed paradigm's decision that no model makes.
+		if len(legal) > 1 && (t > 0 || j.First == nil || j.ChargeFirst) && controllerCall(j.Script, t) {
 			text = prompt()
 			charged = rt.ControllerReservation(textrules.Tokens(text), orchestra.LongestActionTokens(legal))
 			forced = !charged // finalisation: the controller cannot pay for its decision
@@ -284,4 +285,13 @@ func executionRowOf(episodeID string, t int32, x orchestra.ExecutionRecord) sche
 		row.ToolStatuses = append(row.ToolStatuses, c.Tool+":"+c.Status)
 	}
 	return row
+}
+
+// controllerCall reports whether decision t of a job played by script is a controller model's
+// call: every decision of a controller (the network, ρ), only the ones a Programmed policy says.
+func controllerCall(script policy.Policy, t int) bool {
+	if p, ok := script.(policy.Programmed); ok {
+		return p.ControllerCall(t)
+	}
+	return true
 }

@@ -14,10 +14,12 @@ import (
 )
 
 // playAt plays π_θ on two tasks per family with the orchestrator at temperature tau and returns
-// the decisions with the network that scored them.
+// the decisions with the network that scored them. It runs on the first world, whose hand-set
+// prior spreads the untrained network's choices: the calibrated prior is so sure of most
+// decisions that two dozen episodes may not show a temperature at all.
 func playAt(t *testing.T, tau float64) ([]schema.DecisionRow, *gpu.Learner, *gpu.Engine) {
 	t.Helper()
-	cfg, err := config.Default()
+	cfg, err := config.Load("../../configs/world-v1.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,9 @@
 //   - direct plays its agent as the executor alone (policy.Barer): without the role instruction
 //     the architecture gives every agent.
 //
+// A paradigm's decisions are no model's calls (policy.Programmed): the budget pays for its
+// executions only, and for plan_execute's first decision, where its planner writes the graph.
+//
 // Every paradigm is a Template (agents with roles, the earlier agents each one receives from,
 // and an output rule) played one atomic edit at a time: add each agent, connect its inputs (the
 // last with a revise edge, so that it runs again with all of them), set the output, STOP. A

@@ -97,7 +97,7 @@ func New(name string, searched Workflows) (policy.Policy, error) {
 		t := Template{Name: FixedTemplate, Agents: []Agent{{Role: "planner"}, {Role: "solver", Inputs: []int{0}}, {Role: "verifier", Inputs: []int{1}}}, Output: OutputLast}
 		return player{template: func(*orchestra.Runtime) (Template, error) { return t, nil }}, nil
 	case PlanExecute:
-		return player{template: func(rt *orchestra.Runtime) (Template, error) {
+		return player{planned: true, template: func(rt *orchestra.Runtime) (Template, error) {
 			w := worker(rt.Roles())
 			return Template{Name: PlanExecute, Agents: []Agent{{Role: "planner"}, {Role: w, Inputs: []int{0}}, {Role: w, Inputs: []int{0}},
 				{Role: "finalizer", Inputs: []int{1, 2}}}, Output: OutputLast}, nil
@@ -131,10 +131,15 @@ func worker(roles []executor.Role) string {
 type player struct {
 	template func(rt *orchestra.Runtime) (Template, error)
 	bare     bool
+	planned  bool // a planner model writes the graph at the first decision (plan_execute)
 }
 
 // Bare implements policy.Barer.
 func (p player) Bare() bool { return p.bare }
+
+// ControllerCall implements policy.Programmed: a paradigm's team is fixed before execution, so
+// no decision is a model's call, except plan_execute's first, where its planner writes the graph.
+func (p player) ControllerCall(t int) bool { return p.planned && t == 0 }
 
 // ForTemplate returns a policy that plays one template everywhere (the search's candidates).
 func ForTemplate(t Template) policy.Policy {

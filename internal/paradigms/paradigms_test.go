@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -297,4 +298,46 @@ func ptrString(s *string) string {
 		return "none"
 	}
 	return *s
+}
+
+// A fixed paradigm's decisions are no controller model's calls, so the budget pays only for its
+// executions; plan_execute pays for one call, the first decision, where its planner writes the
+// graph. Feature 26 × the token cap is the tokens settled before a decision: at the last decision
+// (STOP) a fixed template has settled exactly its executions' tokens, and plan_execute those and
+// its first decision's charge (settled at decision 1 less the executions of decision 0).
+func TestParadigmsPayOnlyForTheirExecutionsAndPlansCall(t *testing.T) {
+	cfg := defaultConfig(t)
+	ts := sim.Tasks(cfg.Sim, cfg.Seed, "musique", "hotpotqa", "test", 4) // long prompts: a controller call is dear
+	settled := func(p episode.Played, at int) float64 {
+		return float64(p.Decisions[at].Features[26]) * float64(cfg.Budget.Tokens)
+	}
+	executed := func(p episode.Played, before int32) (n float64) {
+		for _, x := range p.Executions {
+			if x.T < before {
+				n += float64(x.TokensIn + x.TokensOut)
+			}
+		}
+		return n
+	}
+	for _, name := range []string{FixedTemplate, PlanExecute} {
+		pol, err := New(name, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range play(t, cfg, name, pol, ts) {
+			last := len(p.Decisions) - 1
+			paid := settled(p, last) - executed(p, p.Decisions[last].T)
+			first := settled(p, 1) - executed(p, 1)
+			switch name {
+			case FixedTemplate:
+				if math.Abs(paid) > 0.5 {
+					t.Errorf("%s %s: %.1f tokens settled beyond its executions'", name, p.Episode.EpisodeID, paid)
+				}
+			case PlanExecute:
+				if first < 100 || math.Abs(paid-first) > 0.5 {
+					t.Errorf("%s %s: the first decision cost %.1f tokens and all decisions %.1f: want one controller call", name, p.Episode.EpisodeID, first, paid)
+				}
+			}
+		}
+	}
 }

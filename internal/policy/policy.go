@@ -92,3 +92,12 @@ func Sample(logp []float64, rng *rand.Rand) (int, error) {
 type Barer interface {
 	Bare() bool
 }
+
+// Programmed is a scripted policy that stands for a program, not a controller model: a fixed
+// paradigm decides its team before execution, so most of its decisions cost the episode nothing.
+// ControllerCall reports whether decision t stands for a call to a model that the budget pays
+// for (plan-then-execute's planner writes the graph once, at the first decision). A policy that
+// is not Programmed is a controller, and every sampled decision of it is charged.
+type Programmed interface {
+	ControllerCall(t int) bool
+}

@@ -342,10 +342,10 @@ func prob(t *testing.T, p *Prior, d *Decision, a orchestra.Action) (float64, []s
 	return math.Exp(lp[i]), above
 }
 
-// TestDefaultPriorIsAReferencePolicy: the default weights make rho a sensible reference: it
-// starts with a solver more often than with any other role yet tries every role (a generic
-// reference picks the first role broadly, which leaves AnchorTB something to learn), makes an
-// answering node the output, stops once the output states an
+// TestDefaultPriorIsAReferencePolicy: the default weights (fitted to the paper's ρ cells by
+// evosteer calibrate) make rho a sensible reference: it opens with a role holding the task
+// type's tool, as a prompted orchestrator that knows the tools would, yet tries every role
+// (which leaves AnchorTB something to learn), makes an answering node the output, stops once the output states an
 // answer (rather than moving the output around) and any verifier has checked it (outputting that
 // verifier first), reruns a failed
 // node, and adds a verifier when answers disagree.
@@ -363,7 +363,6 @@ func TestDefaultPriorIsAReferencePolicy(t *testing.T) {
 		min  float64
 	}
 	for _, c := range []want{
-		{"start with a solver", s.empty, addAgent("n0", "solver", ""), 0.15},
 		{"stop with an answered output", s.lonely, stop, 0.9},
 		{"output the verifier that checked", s.checked, onNode(orchestra.KindSetOutput, "n2"), 0.6},
 	} {
@@ -375,9 +374,18 @@ func TestDefaultPriorIsAReferencePolicy(t *testing.T) {
 	if got, _ := prob(t, p, s.agreeOut, stop); got > 0.05 {
 		t.Errorf("P(STOP) with an unchecked verifier = %.3f, want <= 0.05", got)
 	}
-	for _, role := range []string{"verifier", "planner", "researcher", "finalizer"} {
-		if got, _ := prob(t, p, s.empty, addAgent("n0", role, "")); got < 0.04 {
-			t.Errorf("P(first agent %s) = %.3f, want >= 0.04: the reference must try every role", role, got)
+	// The empty team's task type offers search: researcher and tool_user hold it.
+	var tool float64
+	for _, role := range []string{"researcher", "tool_user"} {
+		got, _ := prob(t, p, s.empty, addAgent("n0", role, ""))
+		tool += got
+	}
+	if tool < 0.6 {
+		t.Errorf("P(first agent holds search) = %.3f, want >= 0.6: ρ knows which roles hold the task type's tool", tool)
+	}
+	for _, role := range []string{"solver", "verifier", "planner", "finalizer"} {
+		if got, _ := prob(t, p, s.empty, addAgent("n0", role, "")); got < 0.001 {
+			t.Errorf("P(first agent %s) = %.4f, want >= 0.001: the reference must try every role", role, got)
 		}
 	}
 	// One answering solver: make it the output.

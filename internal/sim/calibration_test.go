@@ -18,7 +18,8 @@ type calibration struct {
 // TestCalibration drives Sessions with scripted teams on 2,400 seeded tasks (400 per IID
 // family) and checks the signals of ARCHITECTURE.md §8 (the levels are the fitted world's, checked
 // against its fit report by internal/calibrate): a strong team (three solvers, then a verifier
-// that receives all three, output the majority answer) does better than one solver on average;
+// that receives all three, output the majority answer) does a few points better than one solver
+// on average, as the paper's teams do;
 // agreement between independent solvers and verifier flags carry signal about correctness;
 // p_fail grows with difficulty.
 func TestCalibration(t *testing.T) {
@@ -94,8 +95,10 @@ func TestCalibration(t *testing.T) {
 	}
 	n := float64(len(IIDFamilies))
 	t.Logf("average: reference-like %.3f  strong team %.3f  (+%.3f)", refSum/n, teamSum/n, (teamSum-refSum)/n)
-	if (teamSum-refSum)/n < 0.10 {
-		t.Errorf("strong team beats reference-like by %.3f on average, want >= 0.10", (teamSum-refSum)/n)
+	// The paper's searched workflow is 6 points above its single agent (IID), its template 3:
+	// a team is worth a few points, not the 10–20 of independent agents' majorities.
+	if d := (teamSum - refSum) / n; d < 0.03 || d > 0.12 {
+		t.Errorf("strong team beats reference-like by %.3f on average, want 0.03–0.12", d)
 	}
 
 	// OOD families play rows of their own (the paper's TriviaQA is easier than NQ): logged only;

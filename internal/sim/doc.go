@@ -19,9 +19,10 @@
 //
 // The world holds no random state. Task truth is drawn from seed.Derive(run seed, "sim/task",
 // task id); prompts from seed.Derive(run seed, "sim/prompt", task id); a skill's effect from
-// seed.Derive(run seed, "sim/skill", skill id). Each execution draws from streams
-// seed.Derive(Request.Seed, "sim/exec", purpose), one stream per purpose (failure, answer,
-// distractor, adoption, verifier flag, rerun persistence, search, python, tokens, text,
+// seed.Derive(run seed, "sim/skill", skill id); the task's shared failure uniform from
+// seed.Derive(run seed, "sim/shared-failure", task id). Each execution draws from streams
+// seed.Derive(Request.Seed, "sim/exec", purpose), one stream per purpose (failure, whether the
+// failure draw is the task's, answer, distractor, adoption, verifier flag, rerun persistence, search, python, tokens, text,
 // environment steps), each a math/rand/v2 PCG. The runtime derives Request.Seed from the
 // episode seed, the execution index and the node id, so the two arms of a paired comparison
 // that share an episode seed and take the same actions see exactly the same draws; and where
@@ -96,10 +97,15 @@
 //
 // Order of events:
 //
-//  1. Failure, with probability FailRate: a timeout (timeout_wall_share of the envelope's wall
-//     time is charged) or, with probability truncated_share, a truncation
-//     (truncated_output_share of the output envelope is charged). At 1 (the first world) one
-//     failure left too little of the 600 s budget for any later agent. The output is prose cut off mid-sentence with no answer; Status "failed",
+//  1. Failure, with probability FailRate, drawn on the execution's own uniform or, with
+//     probability failure_correlation, on the task's (seed.Derive(run seed,
+//     "sim/shared-failure", task id)), which every agent of the model shares: a model that
+//     loops or runs long on a task does so in every agent and every rerun, so a team does not
+//     escape a failure by asking three agents (0 in the first world). A failure is a timeout
+//     (timeout_wall_share of the envelope's wall time is charged) or, with probability
+//     truncated_share, a truncation (truncated_output_share of the output envelope is charged).
+//     At 1 (the first world) one failure left too little of the 600 s budget for any later
+//     agent. The output is prose cut off mid-sentence with no answer; Status "failed",
 //     FailureKind "timeout" or "truncated", AnswerPresent false.
 //  2. A planner writes a plan ("Plan:\n1. ...\n2. ..."), a titled numbered list with no answer
 //     cue and AnswerPresent false, unless it has a bound skill and draws

@@ -65,7 +65,7 @@ func (x *run) env() executor.Result {
 	if st.done {
 		allowed = 0
 	}
-	failed := x.u("fail") < s.truth.FailRate
+	failed := x.failure() < s.truth.FailRate
 	failKind := ""
 	if failed {
 		failKind = FailureTimeout

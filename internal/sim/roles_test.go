@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -279,5 +280,45 @@ func TestSkillsShiftCorrectness(t *testing.T) {
 	t.Logf("medqa solver: no skill %.3f, helpful %.3f, harmful %.3f, neutral %.3f", none, h, b, z)
 	if h < none+0.05 || b > none-0.05 || z != none {
 		t.Errorf("skill effects not as drawn: none %.3f helpful %.3f harmful %.3f neutral %.3f", none, h, b, z)
+	}
+}
+
+// Agents of one model fail together: at failure_correlation 1 three solvers on a task all fail
+// or none does, and the share of tasks with a failure is about the single execution's failure
+// rate; at 0 the three fail independently, so a task sees some failure about three times as
+// often and a mixed team (some failed, some not) is common.
+func TestFailureCorrelationMakesAgentsFailTogether(t *testing.T) {
+	for _, corr := range []float64{0, 1} {
+		p := defaultSim(t)
+		p.FailBase, p.FailSlope, p.FailureCorrelation = 0.15, 0, corr
+		w := New(p, testRunSeed)
+		ts := Tasks(p, testRunSeed, "hotpotqa", "", "train", 400)
+		mixed, any := 0, 0
+		for i, task := range ts {
+			e := begin(t, w, task, uint64(i))
+			failed := 0
+			for k := range 3 {
+				if e.run(fmt.Sprintf("n%d", k), "solver", nil, nil).Status == "failed" {
+					failed++
+				}
+			}
+			if failed > 0 {
+				any++
+			}
+			if failed > 0 && failed < 3 {
+				mixed++
+			}
+		}
+		share := float64(any) / float64(len(ts))
+		switch corr {
+		case 1:
+			if mixed != 0 || math.Abs(share-0.15) > 0.05 {
+				t.Errorf("correlation 1: %d mixed teams, a failure on %.2f of tasks (want 0 and about 0.15)", mixed, share)
+			}
+		case 0:
+			if mixed < len(ts)/5 || math.Abs(share-(1-0.85*0.85*0.85)) > 0.06 {
+				t.Errorf("correlation 0: %d mixed teams, a failure on %.2f of tasks (want many and about 0.39)", mixed, share)
+			}
+		}
 	}
 }

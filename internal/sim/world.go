@@ -85,6 +85,7 @@ func (w *World) Begin(ctx context.Context, t tasks.Task, seed uint64) (executor.
 	fp, _ := w.p.Families.ByBenchmark(info.name)
 	s := &Session{w: w, task: t, info: info, fp: fp, seed: seed}
 	s.truth = buildTruth(w.p, w.runSeed, t.ID, info, t.Answers)
+	s.fail = stream(w.runSeed, "sim/shared-failure", t.ID).Float64()
 	s.cands = append([]string{s.truth.Answer}, s.truth.Distractors...)
 	s.norm = make([]string, len(s.cands))
 	for i, c := range s.cands {
@@ -108,6 +109,7 @@ type Session struct {
 	info    familyInfo
 	fp      config.SimFamily
 	truth   TaskTruth
+	fail    float64 // the task's failure uniform, shared by every agent (failure_correlation)
 	seed    uint64
 	cands   []string          // the answer space: correct first, then the distractors
 	norm    []string          // cands normalised for comparison
@@ -382,10 +384,21 @@ func (x *run) fresh(d drawn) answer {
 	return answer{idx: k, text: x.s.cands[k]}
 }
 
+// failure is the uniform an execution fails below: the execution's own, or with probability
+// failure_correlation the task's, which every agent of the model shares. Each has its own
+// stream, so at correlation 0 every draw is as before.
+func (x *run) failure() float64 {
+	u := x.u("fail")
+	if x.u("shared-failure") < x.p.FailureCorrelation {
+		return x.s.fail
+	}
+	return u
+}
+
 // text runs one execution on a text family.
 func (x *run) text() executor.Result {
 	s, p, role := x.s, x.p, x.req.Role.ID
-	if x.u("fail") < s.truth.FailRate {
+	if x.failure() < s.truth.FailRate {
 		return x.failed()
 	}
 	if role == "planner" && !(len(x.req.Skills) > 0 && x.u("planner") < p.PlannerSkillAnswer) {
