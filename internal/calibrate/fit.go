@@ -326,37 +326,31 @@ func (f *fitter) solve(p Param, b string, policies []string, keys []Key) (score 
 
 // reference fits ρ's prior weights on the reference cells of every benchmark.
 func (f *fitter) reference(round int, benchmarks []string) error {
-	start := time.Now()
 	var keys []Key
 	for _, b := range benchmarks {
 		keys = append(keys, Key{b, Reference})
 	}
-	params := referenceParams()
-	before, after, n, err := f.minimize(params, benchmarks, []string{Reference}, keys)
-	if err != nil {
-		return err
-	}
-	var vals []string
-	for _, p := range params {
-		vals = append(vals, fmt.Sprintf("%s=%.3f", p.Name[len("reference_prior."):], p.Get(f.cfg)))
-	}
-	f.logf("round %d block %-18s loss %7.1f -> %6.1f (%2d evals)  %v  %s", round+1, ReferenceBlock, before, after, n, vals, time.Since(start).Round(time.Second))
-	return nil
+	return f.global(round, ReferenceBlock, referenceParams(), benchmarks, []string{Reference}, keys)
 }
 
 // failures fits the failure rate on every cell, after the benchmarks and ρ have been fitted
 // around it, in every round but the last.
 func (f *fitter) failures(round int, benchmarks []string) error {
+	return f.global(round, FailureBlock, failureParams(), benchmarks, Policies, allKeys(benchmarks))
+}
+
+// global fits one block of parameters shared by every benchmark by Nelder–Mead on keys (played
+// with policies) and logs the block's line.
+func (f *fitter) global(round int, block string, params []Param, benchmarks, policies []string, keys []Key) error {
 	start := time.Now()
-	params := failureParams()
-	before, after, n, err := f.minimize(params, benchmarks, Policies, allKeys(benchmarks))
+	before, after, n, err := f.minimize(params, benchmarks, policies, keys)
 	if err != nil {
 		return err
 	}
 	var vals []string
 	for _, p := range params {
-		vals = append(vals, fmt.Sprintf("%s=%.3f", p.Name[len("sim."):], p.Get(f.cfg)))
+		vals = append(vals, fmt.Sprintf("%s=%.3f", p.Name[strings.Index(p.Name, ".")+1:], p.Get(f.cfg)))
 	}
-	f.logf("round %d block %-18s loss %7.1f -> %6.1f (%2d evals)  %v  %s", round+1, FailureBlock, before, after, n, vals, time.Since(start).Round(time.Second))
+	f.logf("round %d block %-18s loss %7.1f -> %6.1f (%2d evals)  %v  %s", round+1, block, before, after, n, vals, time.Since(start).Round(time.Second))
 	return nil
 }
