@@ -37,7 +37,8 @@ What is fitted, per benchmark: the level (base_logit), the weight of the task ty
 offset (bare_logit, matched to the direct cell), and the share of tasks out of every agent's
 reach (unsolvable_share); for ρ, the prior's weights of opening with a solver or a tool role, of
 adding a verifier once an answer stands and of letting the acting agent act on in a running
-environment; for the whole world, the failure rate (fail_base, fail_slope). Everything else is
+environment; for the whole world, the failure rate and how far agents of one model fail
+together (fail_base, fail_slope, failure_correlation). Everything else is
 taken from --config (failure costs, roles, budgets), and every fitted value starts from the same
 point whatever --config holds, so a fit is reproducible from its inputs. The fit plays the check's
 test tasks (--tasks per benchmark, --runs runs) with the same seeds at every evaluation (common

@@ -90,15 +90,10 @@ func Fit(ctx context.Context, base *config.Config, t *Targets, o Options) (*Resu
 	}
 	cfg := base.Clone()
 	benchmarks := t.Benchmarks()
-	// The fit plays the check's tasks — the test split's, which evaluation scores — with episode
-	// seeds of its own; the check replays them with other seeds, so a cell's fit and check differ
-	// by episode noise alone, never by which tasks were drawn. A benchmark with fewer test tasks
-	// is played several times within a run, so every cell has about Runs·PerBenchmark episodes.
-	sample, err := NewSample(cfg, benchmarks, "test", o.PerBenchmark, o.Runs, seed.Derive(o.Seed, "calibrate", "fit"))
+	sample, err := fitSample(cfg, benchmarks, o)
 	if err != nil {
 		return nil, err
 	}
-	sample.MinEpisodes = o.PerBenchmark
 	params := AllParams(benchmarks)
 	res := &Result{Config: cfg}
 	for _, p := range params {
@@ -143,6 +138,20 @@ func Fit(ctx context.Context, base *config.Config, t *Targets, o Options) (*Resu
 	}
 	res.Workflows, res.Evaluations, res.Elapsed = f.workflows, f.evals, time.Since(start)
 	return res, nil
+}
+
+// fitSample is the sample every evaluation of a fit plays: the check's tasks — the test
+// split's, which evaluation scores — with episode seeds of the fit's own; the check replays them
+// with other seeds, so a cell's fit and check differ by episode noise alone, never by which tasks
+// were drawn. A benchmark with fewer test tasks is played several times within a run, so every
+// cell has about Runs·PerBenchmark episodes.
+func fitSample(cfg *config.Config, benchmarks []string, o Options) (*Sample, error) {
+	s, err := NewSample(cfg, benchmarks, "test", o.PerBenchmark, o.Runs, seed.Derive(o.Seed, "calibrate", "fit"))
+	if err != nil {
+		return nil, err
+	}
+	s.MinEpisodes = o.PerBenchmark
+	return s, nil
 }
 
 func allKeys(benchmarks []string) []Key {
@@ -334,7 +343,7 @@ func (f *fitter) reference(round int, benchmarks []string) error {
 }
 
 // failures fits the failure rate on every cell, after the benchmarks and ρ have been fitted
-// around it, in every round but the last.
+// around it, in every round but the last (in a one-round fit, in that round).
 func (f *fitter) failures(round int, benchmarks []string) error {
 	return f.global(round, FailureBlock, failureParams(), benchmarks, Policies, allKeys(benchmarks))
 }

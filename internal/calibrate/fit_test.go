@@ -8,7 +8,6 @@ import (
 
 	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/paradigms"
-	"github.com/evosteer/evosteer-go/internal/seed"
 )
 
 func defaultConfig(t *testing.T) *config.Config {
@@ -69,11 +68,10 @@ func TestFitIsDeterministic(t *testing.T) {
 	for _, p := range AllParams(tg.Benchmarks()) {
 		p.Set(start, p.Start)
 	}
-	sample, err := NewSample(start, tg.Benchmarks(), "test", o.PerBenchmark, o.Runs, seed.Derive(o.Seed, "calibrate", "fit"))
+	sample, err := fitSample(start, tg.Benchmarks(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sample.MinEpisodes = o.PerBenchmark
 	s0, err := Evaluate(context.Background(), start, sample, tg.Benchmarks(), Policies, a.Workflows)
 	if err != nil {
 		t.Fatal(err)
