@@ -127,7 +127,7 @@ func noAnswerKind(output, taskType string) string {
 
 // refusal: the answer span says the information was not found, without hedging.
 func refusal(output string) bool {
-	if textrules.CodeBlockRe.MatchString(output) || textrules.FunctionRe.MatchString(output) {
+	if textrules.HasCodeBlock(output) || textrules.HasFunction(output) {
 		return false
 	}
 	span, ok := textrules.FinalBoxed(output)
@@ -184,7 +184,7 @@ func planOnly(output string) bool {
 	if _, ok := textrules.FinalBoxed(output); ok {
 		return false
 	}
-	if _, ok := textrules.CuedAnswer(output); ok || textrules.CodeBlockRe.MatchString(output) {
+	if _, ok := textrules.CuedAnswer(output); ok || textrules.HasCodeBlock(output) {
 		return false
 	}
 	var lines []string

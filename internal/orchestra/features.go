@@ -125,8 +125,8 @@ func (r *Runtime) toolCalls(tool string) []executor.ToolCall {
 // whitespace collapsed, one per line: what an answer is looked up in.
 func (r *Runtime) searchText() string {
 	var parts []string
-	for _, c := range r.toolCalls("search") {
-		parts = append(parts, textrules.Collapse(textrules.Casefold(c.Result)))
+	for _, id := range r.nodeIDs() {
+		parts = append(parts, r.nodes[id].searched...)
 	}
 	return strings.Join(parts, "\n")
 }

@@ -63,6 +63,9 @@ type Node struct {
 	hasAnswer bool   // textrules.AnswerPresent(Output)
 	noAnswer  string // noAnswerKind(Output, task type)
 	marked    bool   // textrules.Marked(Output)
+	// searched is each search call's result in Result, casefolded with whitespace collapsed:
+	// searchText reads it at every decision.
+	searched []string
 	// view is the node's entry in the controller prompt, for the state viewKey names.
 	view    rawJSON
 	viewKey string
@@ -538,6 +541,12 @@ func (r *Runtime) execute(ctx context.Context, ev *Event, n *Node, extra *Edge) 
 	ev.OutputChanged = prev != nil && *prev != res.Output
 	n.setOutput(res.Output, r.taskType)
 	n.OutputVersion, n.Result = n.OutputVersion+1, &res
+	n.searched = nil
+	for _, c := range res.Tools {
+		if c.Tool == "search" {
+			n.searched = append(n.searched, textrules.Collapse(textrules.Casefold(c.Result)))
+		}
+	}
 	return nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+
+	"github.com/evosteer/evosteer-go/internal/textrules"
 )
 
 // Answer extraction follows the reference graders (METHOD.md §6.2), so the world reads an agent's
@@ -19,13 +21,19 @@ var (
 	articleRe = regexp.MustCompile(`\b(a|an|the)\b`)
 )
 
+// hasQACue reports whether text holds an "answer is" or "answer:" cue.
+func hasQACue(text string) bool {
+	return qaCue.MatchString(text[textrules.FoldedIndex(text, "answer"):])
+}
+
 // extractQA returns the short answer of a QA output: the text after the last "answer is" or
 // "answer:" cue (or the next non-empty line when the cue ends its line), else the last non-empty
 // line; stripped of markup, quotes and a trailing period.
 func extractQA(text string) (string, bool) {
 	var ans string
-	if locs := qaCue.FindAllStringIndex(text, -1); len(locs) > 0 {
-		rest := text[locs[len(locs)-1][1]:]
+	from := textrules.FoldedIndex(text, "answer") // where a cue can first begin: prose is long
+	if locs := qaCue.FindAllStringIndex(text[from:], -1); len(locs) > 0 {
+		rest := text[from+locs[len(locs)-1][1]:]
 		line, after, _ := strings.Cut(rest, "\n")
 		ans = strings.TrimSpace(line)
 		if ans == "" {
@@ -96,8 +104,16 @@ func extractMC(text string, options []string) (string, bool) {
 		}
 		return false
 	}
-	for _, re := range []*regexp.Regexp{mcCue, mcCueAlt} {
-		if ms := re.FindAllStringSubmatch(text, -1); len(ms) > 0 {
+	// Each cue begins with one of its words: the scan starts where the first could.
+	cues := []struct {
+		re   *regexp.Regexp
+		from int
+	}{
+		{mcCue, textrules.FoldedIndex(text, "answer")},
+		{mcCueAlt, min(textrules.FoldedIndex(text, "option"), textrules.FoldedIndex(text, "choice"))},
+	}
+	for _, c := range cues {
+		if ms := c.re.FindAllStringSubmatch(text[c.from:], -1); len(ms) > 0 {
 			l := ms[len(ms)-1][1]
 			return l, valid(l)
 		}

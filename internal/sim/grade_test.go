@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -174,6 +175,41 @@ func TestGradeOwnOutputs(t *testing.T) {
 					t.Fatalf("%s %s: answer index %d graded %v", task.ID, role, a.idx, e.grade("n-"+role))
 				}
 			}
+		}
+	}
+}
+
+// TestCueScansStartAtTheFirstCueWord: the extractors scan from the first place a cue can begin
+// (long prose comes first); they must find exactly what a scan of the whole text finds.
+func TestCueScansStartAtTheFirstCueWord(t *testing.T) {
+	lastMC := func(text string) (string, bool) {
+		for _, re := range []*regexp.Regexp{mcCue, mcCueAlt} {
+			if ms := re.FindAllStringSubmatch(text, -1); len(ms) > 0 {
+				return ms[len(ms)-1][1], true
+			}
+		}
+		return "", false
+	}
+	prose := strings.Repeat("Weighing the options, step by step. ", 40)
+	for _, text := range []string{
+		"", "no cue", prose + "Answer: B", prose + "answer is C.", "ANSWER: (D)", "Option: A", prose + "my choice is B\nChoice: C",
+		"anſwer: B", prose + "Anſwer: B late", "opTion (A) then answer is: D", "Kelvin choiKe: A", "answers: B", "answer\n\nis: A",
+	} {
+		if got, want := hasQACue(text), qaCue.MatchString(text); got != want {
+			t.Errorf("hasQACue(%.40q) = %v, the whole-text scan %v", text, got, want)
+		}
+		// A leading "ſ" makes the extractor scan the whole text; where a cue exists, the
+		// answer after the last one cannot depend on it.
+		if hasQACue(text) {
+			got, _ := extractQA(text)
+			if want, _ := extractQA("ſ" + text); got != want {
+				t.Errorf("extractQA(%.40q) = %q, the whole-text scan %q", text, got, want)
+			}
+		}
+		got, gotOK := extractMC(text, nil)
+		want, wantOK := lastMC(text)
+		if wantOK && (got != want) || !wantOK && gotOK && len(strings.TrimSpace(text)) > 3 {
+			t.Errorf("extractMC(%.40q) = %q, %v; the whole-text scan gives %q, %v", text, got, gotOK, want, wantOK)
 		}
 	}
 }

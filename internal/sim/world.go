@@ -211,16 +211,16 @@ func (s *Session) statedAnswer(text string) (answer, bool) {
 	var ok bool
 	switch s.info.kind {
 	case kindQA, kindQAPassages:
-		if qaCue.MatchString(text) {
+		if hasQACue(text) {
 			raw, ok = extractQA(text)
 		}
 	case kindMC:
 		raw, ok = extractMC(text, s.task.Options)
-		if ok && !qaCue.MatchString(text) && !mcCueAlt.MatchString(text) {
+		if ok && !hasQACue(text) && !mcCueAlt.MatchString(text) {
 			ok = len(strings.TrimSpace(text)) <= 3
 		}
 	case kindMath:
-		if _, boxed := lastBoxed(text); boxed || qaCue.MatchString(text) {
+		if _, boxed := lastBoxed(text); boxed || hasQACue(text) {
 			raw, ok = extractMath(text)
 		}
 	case kindCode:

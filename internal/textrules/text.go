@@ -16,12 +16,24 @@ import (
 
 var (
 	AnswerCueRe = regexp.MustCompile(`(?i)(?:final answer|answer)\s*(?:is\s*:?|:)\s*([^\n]+)`)
-	CodeBlockRe = regexp.MustCompile("(?s)```[^\\n]*\\n(.*?)```")
+	codeBlockRe = regexp.MustCompile("(?s)```[^\\n]*\\n(.*?)```")
 	fenceLineRe = regexp.MustCompile("(?m)^[ \\t]*(?:```|~~~)[^\\n]*$")
 	listItemRe  = regexp.MustCompile(`^[ \t]*(?:[-*+•‣]|\(?\d{1,3}[.)]|\(?[A-Za-z][.)])[ \t]+\S`)
 	headingRe   = regexp.MustCompile(`^#{1,6}[ \t]+\S`)
-	FunctionRe  = regexp.MustCompile(`\b(?:async\s+)?def\s+[A-Za-z_]\w*\s*\(`)
+	functionRe  = regexp.MustCompile(`\b(?:async\s+)?def\s+[A-Za-z_]\w*\s*\(`)
 )
+
+// HasCodeBlock reports whether text holds a closed ``` fence. Outputs run to 12,000
+// characters and every execution's output is tested, so the literal fence is looked for first.
+func HasCodeBlock(text string) bool {
+	return strings.Contains(text, "```") && codeBlockRe.MatchString(text)
+}
+
+// HasFunction reports whether text defines a python function; like HasCodeBlock, it looks for
+// the keyword before running the pattern, which has no literal prefix to skip ahead with.
+func HasFunction(text string) bool {
+	return strings.Contains(text, "def") && functionRe.MatchString(text)
+}
 
 const (
 	BoxedOpen = `\boxed{`
@@ -40,6 +52,9 @@ var nonAnswers = map[string]bool{"n/a": true, "na": true, "none": true, "unknown
 
 // FinalBoxed returns the content of the last \boxed{...} whose braces close.
 func FinalBoxed(text string) (string, bool) {
+	if !strings.Contains(text, BoxedOpen) { // the common case, found faster than by LastIndex
+		return "", false
+	}
 	end := len(text)
 	for {
 		start := strings.LastIndex(text[:end], BoxedOpen)
@@ -77,20 +92,30 @@ func CuedAnswer(text string) (string, bool) {
 // cueScanStart is where AnswerCueRe's first match can begin: every match holds "answer"
 // (case folded), at most len("final ") bytes after its start, and the expression asserts
 // nothing about the text before a match, so scanning from there finds the same matches. Solver
-// outputs put their cue after thousands of characters of prose. Under (?i) the "s" also matches
-// "ſ" (U+017F); a text holding one is scanned whole.
+// outputs put their cue after thousands of characters of prose.
 func cueScanStart(text string) int {
-	if strings.Contains(text, "ſ") {
+	i := FoldedIndex(text, "answer")
+	if i == len(text) {
+		return i
+	}
+	return max(0, i-len("final "))
+}
+
+// FoldedIndex is the byte offset of the first occurrence of word (lower-case ASCII) in text
+// under ASCII case folding, or len(text) when there is none: where a case-insensitive pattern
+// that begins with word can first match. Under (?i) Go's regexp also folds "ſ" (U+017F) into
+// "s" and the Kelvin sign (U+212A) into "k"; a text holding one is scanned whole (offset 0).
+func FoldedIndex(text, word string) int {
+	if strings.ContainsAny(text, "ſK") {
 		return 0
 	}
-	const cue = "answer"
-	for i := 0; i+len(cue) <= len(text); i++ {
+	for i := 0; i+len(word) <= len(text); i++ {
 		j := 0
-		for j < len(cue) && text[i+j]|0x20 == cue[j] {
+		for j < len(word) && text[i+j]|0x20 == word[j] {
 			j++
 		}
-		if j == len(cue) {
-			return max(0, i-len("final "))
+		if j == len(word) {
+			return i
 		}
 	}
 	return len(text)
@@ -99,7 +124,10 @@ func cueScanStart(text string) int {
 // largestCodeBlock returns the longest fenced code block's content (the first on ties).
 func largestCodeBlock(text string) (string, bool) {
 	best, found := "", false
-	for _, m := range CodeBlockRe.FindAllStringSubmatch(text, -1) {
+	if !strings.Contains(text, "```") {
+		return "", false
+	}
+	for _, m := range codeBlockRe.FindAllStringSubmatch(text, -1) {
 		block := strings.TrimSpace(m[1])
 		if !found || RuneLen(block) > RuneLen(best) {
 			best, found = block, true
@@ -151,7 +179,7 @@ func AnswerPresent(text string) bool {
 	if body == "" {
 		return false
 	}
-	if _, ok := FinalBoxed(body); ok || CodeBlockRe.MatchString(body) {
+	if _, ok := FinalBoxed(body); ok || HasCodeBlock(body) {
 		return true
 	}
 	if _, ok := CuedAnswer(body); ok {
