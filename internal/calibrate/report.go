@@ -44,9 +44,10 @@ type Check struct {
 type CellRow struct {
 	Benchmark, Policy, Block string
 	Target, TargetStd        float64
-	Fit                      float64 // on the fit sample
-	Test, TestStd            float64 // mean and std over the check's runs
-	Tolerance                float64 // max(3, 2·std of the cell)
+	Fit                      float64   // on the fit sample
+	Test, TestStd            float64   // mean and std over the check's runs
+	TestRuns                 []float64 // the score on each of the check's runs
+	Tolerance                float64   // max(3, 2·std of the cell)
 	Within                   bool
 	Refit                    float64 // NaN without a refit
 }
@@ -63,7 +64,7 @@ func Rows(cfg *config.Config, t *Targets, fit Scores, c Check) []CellRow {
 		m, sd := meanStd(xs)
 		tol := math.Max(3, 2*math.Max(tc.Std, sd))
 		row := CellRow{Benchmark: b, Policy: p, Block: block(cfg, b), Target: tc.Score, TargetStd: tc.Std, Fit: fit[k],
-			Test: m, TestStd: sd, Tolerance: tol, Within: math.Abs(m-tc.Score) <= tol, Refit: math.NaN()}
+			Test: m, TestStd: sd, TestRuns: xs, Tolerance: tol, Within: math.Abs(m-tc.Score) <= tol, Refit: math.NaN()}
 		if c.RefitRuns != nil {
 			row.Refit = Mean(c.RefitRuns)[k]
 		}
@@ -103,7 +104,8 @@ type Summary struct {
 	Cells, Within         int
 	WorstAverage          float64 // largest |test − target| of a policy's IID or OOD average
 	AtBound               []string
-	RefitMax              float64 // largest |refit − test| of a cell (NaN without a refit)
+	Unmoved               []string // parameters whose fitted value is their start value
+	RefitMax              float64  // largest |refit − test| of a cell (NaN without a refit)
 	Params, DegreesOfFree int
 }
 
@@ -126,6 +128,9 @@ func Summarize(rows []CellRow, params []Fitted) Summary {
 		if p.AtBound(p.Value) {
 			s.AtBound = append(s.AtBound, p.Name)
 		}
+		if p.Value == p.Start {
+			s.Unmoved = append(s.Unmoved, p.Name)
+		}
 	}
 	return s
 }
@@ -141,16 +146,21 @@ func nanZero(x float64) float64 {
 type Average struct {
 	Policy, Block     string
 	Target, Fit, Test float64
-	Refit             float64
-	Benchmarks        int
+	// TestSE is the standard error of Test: the std of the average over the check's runs, over
+	// the square root of their number. It says how much of Test − Target is the check's own noise.
+	TestSE     float64
+	Refit      float64
+	Benchmarks int
 }
 
-// Averages are every policy's IID and OOD averages (target, fit sample, test, refit).
+// Averages are every policy's IID and OOD averages (target, fit sample, test and its standard
+// error, refit).
 func Averages(rows []CellRow) []Average {
 	var out []Average
 	for _, p := range Policies {
 		for _, blk := range []string{"iid", "ood"} {
 			a := Average{Policy: p, Block: blk}
+			var perRun []float64
 			for _, r := range rows {
 				if r.Policy == p && r.Block == blk {
 					a.Target += r.Target
@@ -158,6 +168,7 @@ func Averages(rows []CellRow) []Average {
 					a.Test += r.Test
 					a.Refit += r.Refit
 					a.Benchmarks++
+					perRun = addRuns(perRun, r.TestRuns)
 				}
 			}
 			if a.Benchmarks == 0 {
@@ -165,8 +176,25 @@ func Averages(rows []CellRow) []Average {
 			}
 			n := float64(a.Benchmarks)
 			a.Target, a.Fit, a.Test, a.Refit = a.Target/n, a.Fit/n, a.Test/n, a.Refit/n
+			a.TestSE = math.NaN()
+			if len(perRun) > 1 {
+				_, sd := meanStd(perRun)
+				a.TestSE = sd / n / math.Sqrt(float64(len(perRun)))
+			}
 			out = append(out, a)
 		}
+	}
+	return out
+}
+
+// addRuns is sum + runs element by element (runs alone when sum is empty).
+func addRuns(sum, runs []float64) []float64 {
+	if len(sum) == 0 {
+		return runs
+	}
+	out := make([]float64, len(sum))
+	for i := range sum {
+		out[i] = sum[i] + runs[i]
 	}
 	return out
 }
@@ -189,19 +217,28 @@ func Markdown(t *Targets, o Options, res *Result, c Check, version string) strin
 	} else {
 		fmt.Fprintf(&b, "- Parameters at a bound: %s.\n", strings.Join(s.AtBound, ", "))
 	}
+	if len(s.Unmoved) > 0 {
+		fmt.Fprintf(&b, "- Parameters the optimizer left at their start value (no evaluated point along them lowered the loss; not a bound, "+
+			"nor a located optimum): %d, %s.\n", len(s.Unmoved), strings.Join(s.Unmoved, ", "))
+	}
 	if math.IsNaN(s.RefitMax) {
 		fmt.Fprintf(&b, "- Refit from a second seed: not run.\n")
 	} else {
 		fmt.Fprintf(&b, "- Refit from seed %d: the largest move of a cell on the check is **%.2f points**.\n", c.RefitSeed, s.RefitMax)
 	}
+	rest := "the rest are a fit with fewer parameters than cells"
+	if s.DegreesOfFree < 0 {
+		rest = "the rest have more parameters than cells, so they are not identified" // a few benchmarks against the global blocks
+	}
 	fmt.Fprintf(&b, "- Degrees of freedom: %d fitted parameters against %d cells (%d left). Each benchmark's direct cell is matched by its own "+
-		"executor-alone offset, so those %d cells are reproduced by construction; the rest are a fit with fewer parameters than cells.\n",
-		s.Params, s.Cells, s.DegreesOfFree, len(t.Benchmarks()))
+		"executor-alone offset, so those %d cells are reproduced by construction; %s.\n",
+		s.Params, s.Cells, s.DegreesOfFree, len(t.Benchmarks()), rest)
 	fmt.Fprintf(&b, "- Loss (Σ ((score − target)/σ)², σ = √(std² + 1) points) after each round on the fit sample: %s.\n\n", floats(res.Loss))
 
-	fmt.Fprintf(&b, "## Averages\n\n| policy | block | target | fit sample | check | Δ check | refit |\n|---|---|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "## Averages\n\nse: the standard error of the check's average, from the spread of its runs; a Δ of several se is the world's, not the check's noise.\n\n")
+	fmt.Fprintf(&b, "| policy | block | target | fit sample | check | se | Δ check | refit |\n|---|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, a := range Averages(rows) {
-		fmt.Fprintf(&b, "| %s | %s | %.2f | %.2f | %.2f | %+.2f | %s |\n", a.Policy, a.Block, a.Target, a.Fit, a.Test, a.Test-a.Target, num(a.Refit))
+		fmt.Fprintf(&b, "| %s | %s | %.2f | %.2f | %.2f | %s | %+.2f | %s |\n", a.Policy, a.Block, a.Target, a.Fit, a.Test, num(a.TestSE), a.Test-a.Target, num(a.Refit))
 	}
 	fmt.Fprintf(&b, "\n## Cells\n\nScores in points. Δ = check − target; tol = max(3, 2·std).\n\n")
 	fmt.Fprintf(&b, "| benchmark | policy | target | fit sample | check (mean ± std) | Δ | tol | within | refit |\n|---|---|---:|---:|---:|---:|---:|:-:|---:|\n")

@@ -1,0 +1,40 @@
+package calibrate
+
+import (
+	"math"
+	"testing"
+)
+
+// TestSummaryCountsWhatTheAcceptanceAsks checks the report's arithmetic on hand-made cells: the
+// row average's standard error comes from the spread of the per-run row averages (not of the
+// cells), and a parameter the optimizer never moved is named apart from one at a bound.
+func TestSummaryCountsWhatTheAcceptanceAsks(t *testing.T) {
+	rows := []CellRow{
+		{Benchmark: "a", Policy: "direct", Block: "iid", Target: 50, Test: 52, TestRuns: []float64{50, 52, 54}, Within: true, Refit: 53},
+		{Benchmark: "b", Policy: "direct", Block: "iid", Target: 60, Test: 62, TestRuns: []float64{60, 60, 66}, Within: false, Refit: 58},
+	}
+	avgs := Averages(rows)
+	if len(avgs) != 1 {
+		t.Fatalf("%d averages, want 1 (one policy, one block): %+v", len(avgs), avgs)
+	}
+	a := avgs[0]
+	// Per-run averages 55, 56, 60: std √7, over √3 runs.
+	if a.Target != 55 || a.Test != 57 || a.Refit != 55.5 || math.Abs(a.TestSE-math.Sqrt(7)/math.Sqrt(3)) > 1e-12 {
+		t.Errorf("average %+v, want target 55, test 57, refit 55.5, se %.4f", a, math.Sqrt(7)/math.Sqrt(3))
+	}
+	params := []Fitted{
+		{Param: Param{Name: "x", Lo: 0, Hi: 10}, Start: 1, Value: 1},
+		{Param: Param{Name: "y", Lo: 0, Hi: 10}, Start: 1, Value: 9.95},
+		{Param: Param{Name: "z", Lo: 0, Hi: 10}, Start: 1, Value: 4},
+	}
+	s := Summarize(rows, params)
+	if s.Cells != 2 || s.Within != 1 || s.WorstAverage != 2 || s.RefitMax != 4 || s.DegreesOfFree != -1 {
+		t.Errorf("summary %+v: want 2 cells, 1 within, worst average 2, refit max 4, -1 degrees of freedom", s)
+	}
+	if len(s.AtBound) != 1 || s.AtBound[0] != "y" || len(s.Unmoved) != 1 || s.Unmoved[0] != "x" {
+		t.Errorf("at bound %v, unmoved %v: want [y] and [x]", s.AtBound, s.Unmoved)
+	}
+	if one := Averages(rows[:1]); !math.IsNaN(Averages([]CellRow{{Policy: "direct", Block: "iid", TestRuns: []float64{3}}})[0].TestSE) || one[0].TestSE != 2/math.Sqrt(3) {
+		t.Errorf("one check run must leave the se undefined; three runs 50, 52, 54 give 2/√3, got %v", one[0].TestSE)
+	}
+}
