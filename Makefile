@@ -112,7 +112,7 @@ CAL_DIR     ?= runs/calibrate
 
 ## calibrate: fit the simulated world to the paper's Table 2 baseline rows
 ## (configs/paper-table2-baselines.csv), check it on fresh seeds and refit from a second seed
-## (about 35 minutes on 2 cores, 17 without the refit); fails unless the fit writes configs/world-paper.yaml byte for byte
+## (about 30 minutes on 2 cores, 14 without the refit); fails unless the fit writes configs/world-paper.yaml byte for byte
 .PHONY: calibrate
 calibrate: build
 	./$(BIN) calibrate --targets configs/paper-table2-baselines.csv --out $(CAL_DIR)

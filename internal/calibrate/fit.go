@@ -30,7 +30,7 @@ type Options struct {
 	Log func(format string, args ...any)
 }
 
-// DefaultOptions fit the paper's 72 cells in about 17 minutes on 2 cores (twice that with the refit).
+// DefaultOptions fit the paper's 72 cells in about 14 minutes on 2 cores (twice that with the refit).
 func DefaultOptions() Options {
 	return Options{Rounds: 2, PerBenchmark: 128, Runs: 2, SearchPerType: 32, FinalSearch: 192, MaxEvals: 20, Seed: 1}
 }
