@@ -34,7 +34,9 @@ func TestSummaryCountsWhatTheAcceptanceAsks(t *testing.T) {
 	if len(s.AtBound) != 1 || s.AtBound[0] != "y" || len(s.Unmoved) != 1 || s.Unmoved[0] != "x" {
 		t.Errorf("at bound %v, unmoved %v: want [y] and [x]", s.AtBound, s.Unmoved)
 	}
-	if one := Averages(rows[:1]); !math.IsNaN(Averages([]CellRow{{Policy: "direct", Block: "iid", TestRuns: []float64{3}}})[0].TestSE) || one[0].TestSE != 2/math.Sqrt(3) {
-		t.Errorf("one check run must leave the se undefined; three runs 50, 52, 54 give 2/√3, got %v", one[0].TestSE)
+	one := Averages(rows[:1])[0].TestSE
+	single := Averages([]CellRow{{Policy: "direct", Block: "iid", TestRuns: []float64{3}}})[0].TestSE
+	if !math.IsNaN(single) || one != 2/math.Sqrt(3) {
+		t.Errorf("one check run must leave the se undefined (got %v); three runs 50, 52, 54 give 2/√3, got %v", single, one)
 	}
 }
