@@ -100,6 +100,7 @@ func Fit(ctx context.Context, base *config.Config, t *Targets, o Options) (*Resu
 		p.Set(cfg, p.Start) // a fit never depends on the values base happens to hold
 		res.Params = append(res.Params, Fitted{Param: p, Start: p.Start})
 	}
+	holdShares(cfg, benchmarks)
 	f := &fitter{ctx: ctx, cfg: cfg, t: t, sample: sample, o: o, logf: logf}
 	for round := range o.Rounds {
 		if f.workflows, err = Search(ctx, cfg, o.SearchPerType, o.FinalSearch, seed.Derive(o.Seed, "calibrate", "search")); err != nil {

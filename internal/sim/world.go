@@ -440,13 +440,14 @@ func (x *run) text() executor.Result {
 		// A verifier that would itself answer correctly rarely doubts a correct answer.
 		rate := p.VerifierFalseAlarm * (1 - p.VerifierFalseAlarmCompetence*sigmoid(d.z))
 		if c.idx != 0 {
-			rate = p.VerifierRecall
+			// w independent looks at recall r each: checking works better on some benchmarks.
+			rate = 1 - math.Pow(1-p.VerifierRecall, s.fp.VerifyWeight)
 		}
 		flagged = x.u("flag") < rate
 		switch {
 		case flagged:
 			dd := d
-			dd.z += p.VerifierBonus
+			dd.z += p.VerifierBonus * s.fp.VerifyWeight
 			dd.exclude = c.idx
 			ans = x.fresh(dd)
 		case x.u("adopt") < x.rp.Adopt:
