@@ -35,8 +35,9 @@ const (
 // benchmarkParams are the fitted values of one benchmark's row: its level (the solver's logit at
 // difficulty 0), the weight of the tool its task type offers (search for question answering and
 // multiple choice, python for math and code; none on the interactive benchmarks), how much a plan
-// helps, how well a verifier's check works (not on the interactive benchmarks), and the
-// executor-alone offset (bare, fitted to the direct cell alone).
+// helps, how reliably a verifier's check tells right from wrong on a text benchmark or the share
+// of tasks no agent solves on an interactive one, and the executor-alone offset (bare, fitted to
+// the direct cell alone).
 func benchmarkParams(benchmark string) (fitted []Param, bare Param) {
 	row := func(c *config.Config) *config.SimFamily { return c.Sim.Families.Row(benchmark) }
 	key := "sim.families." + benchmark + "."
@@ -56,13 +57,18 @@ func benchmarkParams(benchmark string) (fitted []Param, bare Param) {
 	fitted = append(fitted, Param{Name: key + "plan_weight", Block: benchmark, Lo: -12, Hi: 10, Step: 1, Start: 1,
 		get: func(c *config.Config) float64 { return row(c).PlanWeight },
 		set: func(c *config.Config, v float64) { row(c).PlanWeight = v }})
-	// How well checking works here: the fixed template ends in a verifier, and so do some
-	// searched workflows and ρ's teams, so this is the lever that sets the template against the
-	// single agent. The interactive benchmarks have no answer to check.
-	if !sim.Interactive(benchmark) {
-		fitted = append(fitted, Param{Name: key + "verify_weight", Block: benchmark, Lo: 0, Hi: 8, Step: 0.5, Start: 1,
-			get: func(c *config.Config) float64 { return row(c).VerifyWeight },
-			set: func(c *config.Config, v float64) { row(c).VerifyWeight = v }})
+	if sim.Interactive(benchmark) {
+		// Where the measured systems saturate: the share of tasks out of every agent's reach.
+		fitted = append(fitted, Param{Name: key + "unsolvable_share", Block: benchmark, Lo: 0, Hi: 0.6, Step: 0.05, Start: HeldShare,
+			get: func(c *config.Config) float64 { return row(c).UnsolvableShare },
+			set: func(c *config.Config, v float64) { row(c).UnsolvableShare = v }})
+	} else {
+		// How reliably a check tells right from wrong: the fixed template ends in a verifier, and
+		// so do some searched workflows and ρ's teams, so this is the lever that sets the
+		// template against the single agent. An interactive benchmark has no answer to check.
+		fitted = append(fitted, Param{Name: key + "verify_quality", Block: benchmark, Lo: 0, Hi: 8, Step: 0.5, Start: 1,
+			get: func(c *config.Config) float64 { return row(c).VerifyQuality },
+			set: func(c *config.Config, v float64) { row(c).VerifyQuality = v }})
 	}
 	bare = Param{Name: key + "bare_logit", Block: benchmark, Lo: -8, Hi: 4, Step: 0.6, Start: 0,
 		get: func(c *config.Config) float64 { return row(c).BareLogit },
@@ -70,15 +76,18 @@ func benchmarkParams(benchmark string) (fitted []Param, bare Param) {
 	return fitted, bare
 }
 
-// HeldShare is the share of every benchmark's tasks out of every agent's reach in a fitted
-// world. It moves a benchmark's cells alike, as its level does, so the baseline rows cannot tell
-// the two apart: the fit holds it here instead of fitting it.
+// HeldShare is the share of a text benchmark's tasks out of every agent's reach in a fitted
+// world (and where an interactive benchmark's fitted share starts). On a text benchmark it moves
+// the cells alike, as the level does, so the fit holds it and spends the parameter on the
+// verifier's quality instead.
 const HeldShare = 0.05
 
-// holdShares sets every benchmark's unsolvable share to HeldShare, whatever cfg held.
+// holdShares sets every text benchmark's unsolvable share to HeldShare, whatever cfg held.
 func holdShares(cfg *config.Config, benchmarks []string) {
 	for _, b := range benchmarks {
-		cfg.Sim.Families.Row(b).UnsolvableShare = HeldShare
+		if !sim.Interactive(b) {
+			cfg.Sim.Families.Row(b).UnsolvableShare = HeldShare
+		}
 	}
 }
 

@@ -147,10 +147,11 @@ type SimFamily struct {
 	PythonWeight float64 `yaml:"python_weight" json:"python_weight"`
 	// PlanWeight scales plan_bonus here: how much a plan helps on this benchmark.
 	PlanWeight float64 `yaml:"plan_weight" json:"plan_weight"`
-	// VerifyWeight is how well a verifier's check works here: a wrong answer is flagged with
-	// probability 1 − (1 − verifier_recall)^w and the redraw gains w·verifier_bonus (1: the
-	// world's values; 0: checking finds nothing).
-	VerifyWeight float64 `yaml:"verify_weight" json:"verify_weight"`
+	// VerifyQuality is how reliably a verifier's check tells right from wrong here: a wrong
+	// answer is flagged with probability 1 − (1 − verifier_recall)^q and a right one with
+	// 1 − (1 − false alarm)^(1/q) (1: the world's rates; toward 0 a check that flags right
+	// answers and passes wrong ones).
+	VerifyQuality float64 `yaml:"verify_quality" json:"verify_quality"`
 	// BareLogit is added to the logit of an execution without the architecture's harness (the
 	// executor alone: no role instruction, the direct baseline), e.g. answers in a form the
 	// grader misses.
@@ -278,7 +279,7 @@ func (k *checker) sim(s Sim) {
 		weight("search_weight", f.SearchWeight)
 		weight("python_weight", f.PythonWeight)
 		k.floatIn("sim."+key+"plan_weight", f.PlanWeight, -10, 10, false, false) // a plan may distract
-		weight("verify_weight", f.VerifyWeight)
+		weight("verify_quality", f.VerifyQuality)
 		finite(key+"bare_logit", f.BareLogit)
 		prob(key+"unsolvable_share", f.UnsolvableShare)
 		k.positive("sim."+key+"output_scale", f.OutputScale)

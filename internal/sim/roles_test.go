@@ -159,7 +159,7 @@ func verifierRates(t *testing.T, p config.Sim) (recall, fa, faHard, faEasy float
 // verifier doubts correct answers less, and less on easy tasks than on hard ones, while its
 // recall stays.
 func TestVerifierRecallAndFalseAlarm(t *testing.T) {
-	p := withVerifyWeight(defaultSim(t), 1)
+	p := withVerifyQuality(defaultSim(t), 1)
 	p.VerifierFalseAlarmCompetence = 0
 	recall, fa, _, _, replaced := verifierRates(t, p)
 	if recall < p.VerifierRecall-0.06 || recall > p.VerifierRecall+0.06 {
@@ -188,31 +188,30 @@ func TestVerifierRecallAndFalseAlarm(t *testing.T) {
 	}
 }
 
-// withVerifyWeight sets verify_weight to w on the benchmarks verifierRates plays.
-func withVerifyWeight(p config.Sim, w float64) config.Sim {
+// withVerifyQuality sets verify_quality to q on the benchmarks verifierRates plays.
+func withVerifyQuality(p config.Sim, q float64) config.Sim {
 	for _, f := range []string{"hotpotqa", "medqa", "aime_2026", "mbpp_plus"} {
-		p.Families.Row(f).VerifyWeight = w
+		p.Families.Row(f).VerifyQuality = q
 	}
 	return p
 }
 
-// TestVerifyWeightScalesRecall: a benchmark's verify_weight w makes the verifier flag a wrong
-// answer with probability 1 − (1 − verifier_recall)^w (0 at w = 0) and leaves its false alarms on
-// correct answers as they were, draw for draw.
-func TestVerifyWeightScalesRecall(t *testing.T) {
+// TestVerifyQualitySetsBothFlagRates: a benchmark's verify_quality q makes the verifier flag a
+// wrong answer with probability 1 − (1 − verifier_recall)^q and a right one with
+// 1 − (1 − verifier_false_alarm)^(1/q): at q = 0 it flags every right answer and no wrong one.
+func TestVerifyQualitySetsBothFlagRates(t *testing.T) {
 	p := defaultSim(t)
 	p.VerifierFalseAlarmCompetence = 0
-	recall1, fa1, _, _, _ := verifierRates(t, withVerifyWeight(p, 1))
-	recall0, fa0, _, _, _ := verifierRates(t, withVerifyWeight(p, 0))
-	recall3, fa3, _, _, _ := verifierRates(t, withVerifyWeight(p, 3))
-	if recall0 != 0 {
-		t.Errorf("verify_weight 0: recall %.3f, want 0", recall0)
+	recall0, fa0, _, _, _ := verifierRates(t, withVerifyQuality(p, 0))
+	recall3, fa3, _, _, _ := verifierRates(t, withVerifyQuality(p, 3))
+	if recall0 != 0 || fa0 != 1 {
+		t.Errorf("verify_quality 0: recall %.3f, false alarms %.3f; want 0 and 1", recall0, fa0)
 	}
 	if want := 1 - math.Pow(1-p.VerifierRecall, 3); math.Abs(recall3-want) > 0.04 {
-		t.Errorf("verify_weight 3: recall %.3f, want about %.3f (recall at 1: %.3f)", recall3, want, recall1)
+		t.Errorf("verify_quality 3: recall %.3f, want about %.3f", recall3, want)
 	}
-	if fa0 != fa1 || fa3 != fa1 {
-		t.Errorf("false alarms moved with the weight: %.4f (w 0), %.4f (w 1), %.4f (w 3)", fa0, fa1, fa3)
+	if want := 1 - math.Pow(1-p.VerifierFalseAlarm, 1.0/3); math.Abs(fa3-want) > 0.03 {
+		t.Errorf("verify_quality 3: false alarms %.3f, want about %.3f", fa3, want)
 	}
 }
 

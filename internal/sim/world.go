@@ -395,6 +395,24 @@ func (x *run) failure() float64 {
 	return u
 }
 
+// flagRate is the probability that a verifier with logit z flags the answer it checks. The
+// benchmark's verify_quality q sets how reliably a check tells right from wrong: a wrong answer
+// is caught with 1 − (1 − verifier_recall)^q (q looks that each catch it with the recall) and a
+// right one doubted with 1 − (1 − fa)^(1/q), fa the world's false-alarm rate, lower for a
+// verifier that would itself answer right. q = 1 is the world's rates; toward 0 the check flags
+// right answers and passes wrong ones, so verification can cost points as well as gain them.
+func (x *run) flagRate(right bool, z float64) float64 {
+	p, q := x.p, x.s.fp.VerifyQuality
+	if !right {
+		return 1 - math.Pow(1-p.VerifierRecall, q)
+	}
+	fa := p.VerifierFalseAlarm * (1 - p.VerifierFalseAlarmCompetence*sigmoid(z))
+	if q == 0 {
+		return 1
+	}
+	return 1 - math.Pow(1-fa, 1/q)
+}
+
 // text runs one execution on a text family.
 func (x *run) text() executor.Result {
 	s, p, role := x.s, x.p, x.req.Role.ID
@@ -438,16 +456,11 @@ func (x *run) text() executor.Result {
 		c := majority(x.answers)
 		checked = &c
 		// A verifier that would itself answer correctly rarely doubts a correct answer.
-		rate := p.VerifierFalseAlarm * (1 - p.VerifierFalseAlarmCompetence*sigmoid(d.z))
-		if c.idx != 0 {
-			// w independent looks at recall r each: checking works better on some benchmarks.
-			rate = 1 - math.Pow(1-p.VerifierRecall, s.fp.VerifyWeight)
-		}
-		flagged = x.u("flag") < rate
+		flagged = x.u("flag") < x.flagRate(c.idx == 0, d.z)
 		switch {
 		case flagged:
 			dd := d
-			dd.z += p.VerifierBonus * s.fp.VerifyWeight
+			dd.z += p.VerifierBonus
 			dd.exclude = c.idx
 			ans = x.fresh(dd)
 		case x.u("adopt") < x.rp.Adopt:
