@@ -33,11 +33,12 @@ architecture ρ). The method's own rows are predictions of the world and are ref
 unknown benchmarks, scores outside [0, 100] and repeated cells (with file, line and column).
 
 What is fitted, per benchmark: the level (base_logit), the weight of the task type's tool
-(search_weight or python_weight), how much a plan helps (plan_weight), how well a verifier's
-check works (verify_quality; not on the interactive benchmarks) and the executor-alone offset
-(bare_logit, matched to the direct cell); the share of tasks out of every agent's reach
-(unsolvable_share) is held at 5%, since it moves a benchmark's cells alike, as the level does; for ρ, the prior's weights of opening with a solver or a tool role, of
-adding a verifier once an answer stands and of letting the acting agent act on in a running
+(search_weight or python_weight), how much a plan helps (plan_weight), on a text benchmark
+how reliably a verifier's check tells right from wrong (verify_quality; the share of tasks out of
+every agent's reach, unsolvable_share, is held at 5% there, since it moves the cells alike, as
+the level does), on an interactive one that share, and the executor-alone offset (bare_logit,
+matched to the direct cell); for ρ, the prior's weights of opening with a solver or a tool role,
+of adding a verifier once an answer stands and of letting the acting agent act on in a running
 environment; for the whole world, the failure rate and how far agents of one model fail
 together (fail_base, fail_slope, failure_correlation). Everything else is
 taken from --config (failure costs, roles, budgets), and every fitted value starts from the same

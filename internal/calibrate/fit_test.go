@@ -37,7 +37,7 @@ func subsetTargets(t *testing.T, benchmarks ...string) *Targets {
 }
 
 // TestFitIsDeterministic: the same inputs give the same world file byte for byte, whatever the
-// base configuration holds in the fitted parameters, and the fit at least halves the loss of its
+// base configuration holds in the fitted and the held parameters, and the fit at least halves the loss of its
 // starting point.
 func TestFitIsDeterministic(t *testing.T) {
 	tg := subsetTargets(t, "nq_open", "webshop")
@@ -50,6 +50,7 @@ func TestFitIsDeterministic(t *testing.T) {
 	moved := base.Clone()
 	moved.Sim.Families.NQOpen.BaseLogit = -2 // a fitted value: the fit starts from Param.Start instead
 	moved.Prior.AddToolAgentToEmptyTeam = 5
+	moved.Sim.Families.NQOpen.UnsolvableShare = 0.3 // held: the fit sets HeldShare
 	b, err := Fit(context.Background(), moved, tg, o)
 	if err != nil {
 		t.Fatal(err)
@@ -68,6 +69,7 @@ func TestFitIsDeterministic(t *testing.T) {
 	for _, p := range AllParams(tg.Benchmarks()) {
 		p.Set(start, p.Start)
 	}
+	holdShares(start, tg.Benchmarks())
 	sample, err := fitSample(start, tg.Benchmarks(), o)
 	if err != nil {
 		t.Fatal(err)

@@ -16,7 +16,8 @@
 //     templates on the training split (AFlow-style) and frozen; Search runs the search and
 //     returns the chosen templates as JSON-serialisable Workflows. With Finalists the best few
 //     templates are played again on a larger sample and chosen there, so the row does not ride
-//     a winner's curse.
+//     a winner's curse; the choice is the cheapest template within a standard error of the best
+//     (choose), since templates that close are a tie an argmax breaks by chance.
 //   - direct plays its agent as the executor alone (policy.Barer): without the role instruction
 //     the architecture gives every agent.
 //

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"slices"
 
@@ -74,8 +75,7 @@ type SearchOptions struct {
 	PerFamily int        // training tasks sampled per task type (all when fewer)
 	// Finalists, when positive, re-plays the best Finalists templates of each task type on
 	// FinalPerFamily tasks (a larger sample holding the first) and chooses among them by that
-	// score: an argmax over a few dozen tasks is a winner's curse, one over a few hundred is
-	// stable.
+	// score: a choice over a few dozen tasks is a winner's curse.
 	Finalists      int
 	FinalPerFamily int
 	Seed           uint64           // the task sample and the episode seeds derive from it
@@ -101,8 +101,8 @@ type SearchResult struct {
 // Search is the AFlow-style offline search of searched_workflow: every template of the grammar
 // that a task type's roles admit plays the same seeded sample of that type's training tasks
 // (common random numbers: one episode seed per task, shared by all templates) through
-// episode.Play on exec, and the best template per task type is frozen: the highest mean reward,
-// then the fewest tokens, then the grammar's order. Training tasks are grouped by task type.
+// episode.Play on exec, and one template per task type is frozen: the cheapest of those within a
+// standard error of the best mean reward (choose). Training tasks are grouped by task type.
 // With Finalists, the best few of each task type are played again on a larger sample and the
 // winner is chosen there; Scores then hold both stages.
 func Search(ctx context.Context, cfg *config.Config, exec executor.Executor, train []tasks.Task, o SearchOptions) (*SearchResult, error) {
@@ -210,8 +210,8 @@ func searchStage(ctx context.Context, cfg *config.Config, exec executor.Executor
 	}
 	res := &SearchResult{Workflows: Workflows{}}
 	for ti, tt := range types {
-		var best *Score
-		bestIdx := -1
+		var typed []Score
+		var index []int
 		for pi := range templates {
 			s := scores[cell{ti, pi}]
 			if s == nil {
@@ -219,17 +219,39 @@ func searchStage(ctx context.Context, cfg *config.Config, exec executor.Executor
 			}
 			s.Mean /= float64(s.Episodes)
 			s.Tokens /= float64(s.Episodes)
-			res.Scores = append(res.Scores, *s)
-			if best == nil || s.Mean > best.Mean || (s.Mean == best.Mean && s.Tokens < best.Tokens) {
-				best, bestIdx = s, pi
-			}
+			typed, index = append(typed, *s), append(index, pi)
 		}
-		if best == nil {
+		if len(typed) == 0 {
 			return nil, fmt.Errorf("workflow search: no template is playable in task type %q", tt)
 		}
-		res.Workflows[tt] = templates[bestIdx]
+		res.Scores = append(res.Scores, typed...)
+		res.Workflows[tt] = templates[index[choose(typed)]]
 	}
 	return res, nil
+}
+
+// choose returns the index of the searched template among one task type's scores: the cheapest
+// (fewest tokens, then the first) of those whose mean reward lies within one standard error of
+// the best mean, √(p(1−p)/n), which bounds it for rewards in [0, 1]. Templates that close are a
+// tie the sample cannot break: an argmax among them flips with the search seed or a small change
+// of the world, while the workflows it picks between can differ by many points on a benchmark
+// that inherits them. The cheapest of them is a stable choice, and one a designer would make.
+func choose(scores []Score) int {
+	best := 0
+	for i, s := range scores {
+		if s.Mean > scores[best].Mean {
+			best = i
+		}
+	}
+	b := scores[best]
+	se := math.Sqrt(b.Mean * (1 - b.Mean) / float64(max(b.Episodes, 1)))
+	pick := best
+	for i, s := range scores {
+		if s.Mean >= b.Mean-se && s.Tokens < scores[pick].Tokens {
+			pick = i
+		}
+	}
+	return pick
 }
 
 // sampleTasks is a seeded sample of n tasks (all when fewer), in id order.

@@ -35,7 +35,7 @@ func TestGrammar(t *testing.T) {
 }
 
 // The search plays every admissible template on the same seeded sample of each task type's
-// training tasks, scores them, and freezes the best (highest mean reward, then fewest tokens); it
+// training tasks, scores them, and freezes the cheapest within a standard error of the best; it
 // is deterministic, and its result survives JSON and drives searched_workflow.
 func TestSearchChoosesTheBestPerTaskType(t *testing.T) {
 	cfg := defaultConfig(t)
@@ -54,18 +54,23 @@ func TestSearchChoosesTheBestPerTaskType(t *testing.T) {
 		t.Fatalf("workflows for %d task types, want %d", len(res.Workflows), len(sim.IIDFamilies))
 	}
 	for _, tt := range sim.IIDFamilies {
-		var best *Score
-		n := 0
-		for i, s := range res.Scores {
+		var typed []Score
+		top := 0.0
+		for _, s := range res.Scores {
 			if s.TaskType != tt {
 				continue
 			}
-			n++
+			typed = append(typed, s)
+			top = math.Max(top, s.Mean)
 			if s.Episodes != 6 || s.Mean < 0 || s.Mean > 1 || !(s.Tokens > 0) {
 				t.Fatalf("score %+v", s)
 			}
-			if best == nil || s.Mean > best.Mean || (s.Mean == best.Mean && s.Tokens < best.Tokens) {
-				best = &res.Scores[i]
+		}
+		n := len(typed)
+		var best *Score // the cheapest within a standard error of the top mean
+		for i, s := range typed {
+			if s.Mean >= top-math.Sqrt(top*(1-top)/6) && (best == nil || s.Tokens < best.Tokens) {
+				best = &typed[i]
 			}
 		}
 		want := len(cands)
@@ -106,6 +111,34 @@ func TestSearchChoosesTheBestPerTaskType(t *testing.T) {
 	}
 	for _, p := range play(t, cfg, SearchedWorkflow, pol, testTasks(cfg, "test", 1)) {
 		checkEpisode(t, SearchedWorkflow, p)
+	}
+}
+
+// TestChooseTakesTheCheapestWithinOneStandardError: among scores within √(p(1−p)/n) of the best
+// mean the fewest tokens win; a cheaper template outside that band, or the best itself when it
+// is the cheapest in the band, are not passed over.
+func TestChooseTakesTheCheapestWithinOneStandardError(t *testing.T) {
+	// best 0.86 over 192 episodes: se 0.025, so the band starts at 0.835.
+	scores := []Score{
+		{Template: "a", Mean: 0.86, Episodes: 192, Tokens: 300},
+		{Template: "b", Mean: 0.85, Episodes: 192, Tokens: 120},
+		{Template: "c", Mean: 0.80, Episodes: 192, Tokens: 50},
+		{Template: "d", Mean: 0.84, Episodes: 192, Tokens: 100},
+	}
+	if got := scores[choose(scores)].Template; got != "d" {
+		t.Errorf("chose %s, want d (the cheapest within the band; c is cheaper but outside it)", got)
+	}
+	scores[3].Mean = 0.83 // now outside the band
+	if got := scores[choose(scores)].Template; got != "b" {
+		t.Errorf("chose %s, want b", got)
+	}
+	scores[0].Tokens = 10
+	if got := scores[choose(scores)].Template; got != "a" {
+		t.Errorf("chose %s, want a (the best and the cheapest)", got)
+	}
+	one := []Score{{Template: "x", Mean: 1, Episodes: 4, Tokens: 9}, {Template: "y", Mean: 0.75, Episodes: 4, Tokens: 1}}
+	if got := one[choose(one)].Template; got != "x" {
+		t.Errorf("a perfect best has no standard error: chose %s, want x", got)
 	}
 }
 

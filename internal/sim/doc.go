@@ -77,7 +77,8 @@
 //     answer is correct, SearchHitRate is 0 and an interactive Requirement exceeds
 //     env_max_steps. Measured systems saturate below 100 (a gold label out of reach, a grader
 //     that misses every form); without this share a majority of three reaches 95–100 where the
-//     paper's best baselines stop near 90. (The fit holds it at 5%: it moves a benchmark's
+//     paper's best baselines stop near 90. (The fit holds it at 5% on the text benchmarks, where
+//     it moves a benchmark's cells alike, as base_logit does.) (The fit holds it at 5%: it moves a benchmark's
 //     cells alike, as base_logit does.)
 //
 // # One execution
@@ -131,14 +132,15 @@
 // The answer of step 5:
 //
 //   - A verifier with inbound answers checks the majority input answer: it flags a wrong one
-//     with probability 1 - (1 - verifier_recall)^w, w = families.F.verify_quality (how well
-//     checking works on the benchmark: w independent looks; 1 gives verifier_recall, 0 never
-//     flags), and a correct one with probability
-//     verifier_false_alarm * (1 - verifier_false_alarm_competence * sigmoid(z)), z its own logit:
+//     with probability 1 - (1 - verifier_recall)^q and a correct one with probability
+//     1 - (1 - fa)^(1/q), fa = verifier_false_alarm * (1 - verifier_false_alarm_competence *
+//     sigmoid(z)), z its own logit, q = families.F.verify_quality (how reliably a check tells
+//     right from wrong on the benchmark: 1 gives the world's rates, toward 0 a check that flags
+//     right answers and passes wrong ones, above 1 a sharper one):
 //     a verifier that would itself answer correctly rarely doubts a correct answer (at
 //     competence 0, the first world, it doubts as often on easy tasks as on hard ones, and
 //     verification loses on easy benchmarks). Flagging,
-//     it answers afresh with z + w * verifier_bonus, never repeating the flagged answer (so a false
+//     it answers afresh with z + verifier_bonus, never repeating the flagged answer (so a false
 //     alarm turns a right answer wrong); not flagging, it repeats the input answer with
 //     probability roles.verifier.adopt, else answers afresh with z + input_bonus. Its text
 //     says "Verdict: the inputs contain an error" or "Verdict: the inputs are consistent".
@@ -223,8 +225,8 @@
 // alone, single agent, fixed template, plan-then-execute, searched workflow and the untrained
 // architecture ρ, on the twelve benchmarks) by `evosteer calibrate` (internal/calibrate): per
 // benchmark base_logit, the task type's tool weight (search_weight or python_weight),
-// plan_weight, verify_quality (text benchmarks) and bare_logit (unsolvable_share held at 5%), four
-// weights of ρ's prior. The fitted world is
+// plan_weight, verify_quality on a text benchmark (its unsolvable_share held at 5%) or
+// unsolvable_share on an interactive one, and bare_logit; four weights of ρ's prior. The fitted world is
 // configs/world-paper.yaml, its fit report docs/calibration/fit.md; docs/CALIBRATION.md says what
 // it reproduces and what it does not. The first, hand-set world is configs/world-v1.yaml. The
 // package tests check the signals a learner reads: agreement of independent solvers and verifier
