@@ -2,9 +2,9 @@
 // of (benchmark, policy, score) cells for the six baseline policies of the paper's Table 2 (the
 // executor alone, the four fixed paradigms and the untrained architecture ρ). The fitted values
 // are the world's per-benchmark rows (sim.families.<benchmark>: level, tool weight, plan weight,
-// verification weight, the executor-alone offset; the share of unsolvable tasks is held at
-// HeldShare), the weights of ρ's prior that say
-// what a prompted orchestrator knows (a solver or a tool role first; a verifier once an answer
+// the verifier's quality on a text benchmark or the share of unsolvable tasks on an interactive
+// one, the executor-alone offset; a text benchmark's share is held at HeldShare), the weights of
+// ρ's prior that say what a prompted orchestrator knows (a solver or a tool role first; a verifier once an answer
 // stands; acting on in a running environment) and the world's failure rate (how often an
 // execution fails, and how far agents of one model fail together).
 //

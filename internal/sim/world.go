@@ -406,10 +406,10 @@ func (x *run) flagRate(right bool, z float64) float64 {
 	if !right {
 		return 1 - math.Pow(1-p.VerifierRecall, q)
 	}
-	fa := p.VerifierFalseAlarm * (1 - p.VerifierFalseAlarmCompetence*sigmoid(z))
 	if q == 0 {
 		return 1
 	}
+	fa := p.VerifierFalseAlarm * (1 - p.VerifierFalseAlarmCompetence*sigmoid(z))
 	return 1 - math.Pow(1-fa, 1/q)
 }
 
@@ -455,7 +455,6 @@ func (x *run) text() executor.Result {
 	case role == "verifier" && len(x.answers) > 0:
 		c := majority(x.answers)
 		checked = &c
-		// A verifier that would itself answer correctly rarely doubts a correct answer.
 		flagged = x.u("flag") < x.flagRate(c.idx == 0, d.z)
 		switch {
 		case flagged:
