@@ -106,19 +106,38 @@ func cueScanStart(text string) int {
 // that begins with word can first match. Under (?i) Go's regexp also folds "ſ" (U+017F) into
 // "s" and the Kelvin sign (U+212A) into "k"; a text holding one is scanned whole (offset 0).
 func FoldedIndex(text, word string) int {
-	if strings.ContainsAny(text, "ſK") {
-		return 0
-	}
-	for i := 0; i+len(word) <= len(text); i++ {
+	// One pass up to the first match, then a substring search of the rest: ContainsAny over
+	// the whole text restarts at every byte that opens an em dash or a curly quote.
+	for i := 0; i < len(text); i++ {
+		if text[i] >= utf8.RuneSelf {
+			if hasFoldSpecial(text[i:min(len(text), i+len("\u212a"))]) {
+				return 0
+			}
+			continue
+		}
+		if i+len(word) > len(text) {
+			break
+		}
 		j := 0
 		for j < len(word) && text[i+j]|0x20 == word[j] {
 			j++
 		}
 		if j == len(word) {
+			if hasFoldSpecial(text[i:]) {
+				return 0
+			}
 			return i
 		}
 	}
+	if hasFoldSpecial(text) {
+		return 0
+	}
 	return len(text)
+}
+
+// hasFoldSpecial: text holds a rune that (?i) folds into an ASCII letter.
+func hasFoldSpecial(text string) bool {
+	return strings.Contains(text, "\u017f") || strings.Contains(text, "\u212a")
 }
 
 // largestCodeBlock returns the longest fenced code block's content (the first on ties).

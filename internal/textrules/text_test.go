@@ -84,3 +84,31 @@ func TestCuedAnswerScansFromTheFirstCue(t *testing.T) {
 		}
 	}
 }
+
+// TestFoldedIndex checks the one-pass scan against its definition: the first ASCII-folded
+// occurrence, or offset 0 when the text holds a rune (?i) folds into an ASCII letter.
+func TestFoldedIndex(t *testing.T) {
+	oracle := func(text, word string) int {
+		if strings.ContainsAny(text, "\u017f\u212a") {
+			return 0
+		}
+		if i := strings.Index(strings.Map(func(r rune) rune {
+			if r < 0x80 {
+				return r | 0x20
+			}
+			return r
+		}, text), word); i >= 0 {
+			return i
+		}
+		return len(text)
+	}
+	dash := strings.Repeat("prose — with “quotes” and dashes ", 20)
+	for _, text := range []string{
+		"", "a", "answe", "answer", "xANSWER", dash + "Answer: 4", dash, "answer then ſ", "ſ first, answer",
+		dash + "anſwer", "answer \u212a", "\u212aelvin", "Kelvin answer", "ans\u00e9wer answer", "é", "Ł answer", "answer" + dash + "ſ",
+	} {
+		if got, want := FoldedIndex(text, "answer"), oracle(text, "answer"); got != want {
+			t.Errorf("FoldedIndex(%.40q) = %d, want %d", text, got, want)
+		}
+	}
+}
