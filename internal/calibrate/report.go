@@ -135,6 +135,44 @@ func Summarize(rows []CellRow, params []Fitted) Summary {
 	return s
 }
 
+// RefitNoise compares the refit's moves with the moves sampling alone would cause.
+type RefitNoise struct {
+	MedianMove, MedianNoise float64
+	Within                  int // cells whose |refit − check| is at most twice their noise
+}
+
+// refitNoise: a fit matches its cells on a sample of runs runs, so two fits from different seeds
+// differ per cell by about √2 · std/√runs from their samples' noise, std being the cell's spread
+// over the check's runs (the same episode noise).
+func refitNoise(rows []CellRow, runs int) RefitNoise {
+	var moves, noise []float64
+	var out RefitNoise
+	for _, r := range rows {
+		if math.IsNaN(r.Refit) {
+			continue
+		}
+		m, n := math.Abs(r.Refit-r.Test), math.Sqrt2*r.TestStd/math.Sqrt(float64(runs))
+		moves, noise = append(moves, m), append(noise, n)
+		if m <= 2*n {
+			out.Within++
+		}
+	}
+	out.MedianMove, out.MedianNoise = median(moves), median(noise)
+	return out
+}
+
+// median of xs (NaN when empty).
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	ys := slices.Sorted(slices.Values(xs))
+	if len(ys)%2 == 1 {
+		return ys[len(ys)/2]
+	}
+	return (ys[len(ys)/2-1] + ys[len(ys)/2]) / 2
+}
+
 func nanZero(x float64) float64 {
 	if math.IsNaN(x) {
 		return 0
@@ -225,6 +263,10 @@ func Markdown(t *Targets, o Options, res *Result, c Check, version string) strin
 		fmt.Fprintf(&b, "- Refit from a second seed: not run.\n")
 	} else {
 		fmt.Fprintf(&b, "- Refit from seed %d: the largest move of a cell on the check is **%.2f points**.\n", c.RefitSeed, s.RefitMax)
+		n := refitNoise(rows, o.Runs)
+		fmt.Fprintf(&b, "- The refit's moves against the fit samples' own noise: each fit matches its cells on a sample of %d runs, so two fits differ by "+
+			"about √2 · std/√%d per cell from their samples' episode noise alone (std: the cell's spread over the check's runs). Median move %.2f points, "+
+			"median of that noise %.2f; %d of %d cells move within twice their noise.\n", o.Runs, o.Runs, n.MedianMove, n.MedianNoise, n.Within, len(rows))
 	}
 	rest := "the rest are a fit with fewer parameters than cells"
 	if s.DegreesOfFree < 0 {

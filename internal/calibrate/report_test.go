@@ -40,3 +40,18 @@ func TestSummaryCountsWhatTheAcceptanceAsks(t *testing.T) {
 		t.Errorf("one check run must leave the se undefined (got %v); three runs 50, 52, 54 give 2/√3, got %v", single, one)
 	}
 }
+
+// TestRefitNoiseComparesMovesWithSampling: with fit samples of 2 runs a cell whose runs spread by
+// std s may move √2 · s/√2 = s between fits; a cell within twice that counts, one beyond does not.
+func TestRefitNoiseComparesMovesWithSampling(t *testing.T) {
+	rows := []CellRow{
+		{Test: 50, TestStd: 2, Refit: 53},   // noise 2, move 3 ≤ 4
+		{Test: 60, TestStd: 1, Refit: 57.5}, // noise 1, move 2.5 > 2
+		{Test: 70, TestStd: 4, Refit: 71},   // noise 4, move 1
+		{Test: 80, TestStd: 3, Refit: math.NaN()},
+	}
+	n := refitNoise(rows, 2)
+	if n.Within != 2 || n.MedianMove != 2.5 || math.Abs(n.MedianNoise-2) > 1e-12 {
+		t.Errorf("refitNoise = %+v, want 2 within, median move 2.5, median noise 2", n)
+	}
+}
