@@ -147,8 +147,11 @@ func Fit(ctx context.Context, base *config.Config, t *Targets, o Options) (*Resu
 			return nil, err
 		}
 		logf("round %d: searched workflows %s (%s)", round+1, names(cfg, f.workflows), time.Since(start).Round(time.Second))
-		// Every block's objective holds the averages its cells belong to, with the other
-		// benchmarks' cells as last played: the search just changed the searched cells.
+		// From the second round on, a block's objective also holds the averages its cells
+		// belong to, with the other benchmarks' cells as last played (the search just changed
+		// the searched cells). In the first the others still sit at their start, and a block
+		// would bend its row to make up for them.
+		f.rows = round > 0
 		if f.current, err = Evaluate(ctx, cfg, sample, benchmarks, Policies, f.workflows); err != nil {
 			return nil, err
 		}
@@ -235,6 +238,7 @@ type fitter struct {
 	logf      func(string, ...any)
 	workflows paradigms.Workflows
 	current   Scores  // every cell on the fit sample as last played: the averages' other cells
+	rows      bool    // the objective holds the averages (rowLoss)
 	scale     float64 // of the initial simplex, in units of the parameters' steps
 	evals     int
 	err       error
@@ -277,7 +281,10 @@ func (f *fitter) refresh(benchmarks, policies []string) error {
 // benchmarks, at most maxEvals times; values are clamped to the bounds (with a quadratic penalty
 // outside them) and the best point is left in f.cfg.
 func (f *fitter) minimize(params []Param, benchmarks, policies []string, keys []Key, maxEvals int) (before, after float64, n int, err error) {
-	blocks := blocksOf(f.cfg, benchmarks)
+	var blocks []string
+	if f.rows {
+		blocks = blocksOf(f.cfg, benchmarks)
+	}
 	x0 := make([]float64, len(params))
 	for i, p := range params {
 		x0[i] = p.Get(f.cfg)
