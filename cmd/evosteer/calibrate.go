@@ -163,7 +163,6 @@ round). Prints one line per block.`,
 	f.IntVar(&o.SearchPerType, "search-tasks", o.SearchPerType, "training tasks per task type on which the workflow search plays every template")
 	f.IntVar(&o.FinalSearch, "final-search-tasks", o.FinalSearch, "training tasks per task type on which the search plays its best four templates again")
 	f.IntVar(&o.MaxEvals, "evals", o.MaxEvals, "objective evaluations per block and round")
-	f.IntVar(&o.FailureEvals, "failure-evals", o.FailureEvals, "objective evaluations of the failure block (each plays every cell)")
 	f.IntVar(&checkTasks, "check-tasks", 128, "test tasks per benchmark in the check (fewer where the split has fewer)")
 	f.IntVar(&checkRuns, "check-runs", 5, "evaluation runs of the check")
 	f.Uint64Var(&refitSeed, "refit-seed", 2, "seed of a second fit measured on the same check (0: no refit)")

@@ -3,7 +3,6 @@ package calibrate
 import (
 	"context"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -26,7 +25,6 @@ type Options struct {
 	SearchPerType int    // training tasks per task type on which the search plays every template
 	FinalSearch   int    // training tasks per task type on which its best four are played again
 	MaxEvals      int    // objective evaluations per block and round
-	FailureEvals  int    // objective evaluations of the failure block, whose every evaluation plays all cells
 	Seed          uint64 // the fit sample's tasks are the world's; its episode seeds and the search's derive from this
 	// Log receives one line per block and round; nil is silent.
 	Log func(format string, args ...any)
@@ -34,7 +32,7 @@ type Options struct {
 
 // DefaultOptions fit the paper's 72 cells in about 14 minutes on 2 cores (twice that with the refit).
 func DefaultOptions() Options {
-	return Options{Rounds: 2, PerBenchmark: 128, Runs: 3, SearchPerType: 32, FinalSearch: 192, MaxEvals: 20, FailureEvals: 8, Seed: 1}
+	return Options{Rounds: 2, PerBenchmark: 128, Runs: 2, SearchPerType: 32, FinalSearch: 192, MaxEvals: 20, Seed: 1}
 }
 
 // Fitted is one parameter's result.
@@ -63,44 +61,6 @@ func Round(v float64) float64 { return math.Round(v*1e4) / 1e4 }
 // and one point more, so that a cell measured without a std is matched to about a point.
 func sigma(c Cell) float64 { return math.Sqrt(c.Std*c.Std + 1) }
 
-// rowSigma is the scale of a policy's IID or OOD average in the objective, in points: a user
-// reads the world's landscape off those averages, and one off by 1.5 points costs as much as a
-// cell three of its σ away.
-const rowSigma = 0.5
-
-// rowLoss is Σ ((average score − average target) / rowSigma)² over the IID and OOD averages of
-// policies on the blocks given, each over the benchmarks of its block that hold targets.
-func rowLoss(cfg *config.Config, t *Targets, s Scores, policies, blocks []string) float64 {
-	var sum float64
-	for _, p := range policies {
-		for _, blk := range blocks {
-			var d, n float64
-			for _, b := range t.Benchmarks() {
-				if c, ok := t.Score(Key{b, p}); ok && block(cfg, b) == blk {
-					d += s[Key{b, p}] - c.Score
-					n++
-				}
-			}
-			if n > 0 {
-				d /= n * rowSigma
-				sum += d * d
-			}
-		}
-	}
-	return sum
-}
-
-// blocksOf lists the blocks ("iid", "ood") the benchmarks fall in.
-func blocksOf(cfg *config.Config, benchmarks []string) []string {
-	var out []string
-	for _, b := range benchmarks {
-		if blk := block(cfg, b); !slices.Contains(out, blk) {
-			out = append(out, blk)
-		}
-	}
-	return out
-}
-
 // loss is Σ ((score − target) / σ)² over the keys that have targets.
 func loss(t *Targets, s Scores, keys []Key) float64 {
 	var sum float64
@@ -120,7 +80,7 @@ func loss(t *Targets, s Scores, keys []Key) float64 {
 // parameters start from their Param.Start, whatever base holds, so the result is a function of
 // the targets, the options and that structure alone.
 func Fit(ctx context.Context, base *config.Config, t *Targets, o Options) (*Result, error) {
-	if o.Rounds < 1 || o.PerBenchmark < 1 || o.Runs < 1 || o.SearchPerType < 1 || o.FinalSearch < 1 || o.MaxEvals < 1 || o.FailureEvals < 1 {
+	if o.Rounds < 1 || o.PerBenchmark < 1 || o.Runs < 1 || o.SearchPerType < 1 || o.FinalSearch < 1 || o.MaxEvals < 1 {
 		return nil, fmt.Errorf("calibrate: rounds, tasks per benchmark, runs, search tasks and evaluations must be positive: %+v", o)
 	}
 	start := time.Now()
@@ -147,14 +107,6 @@ func Fit(ctx context.Context, base *config.Config, t *Targets, o Options) (*Resu
 			return nil, err
 		}
 		logf("round %d: searched workflows %s (%s)", round+1, names(cfg, f.workflows), time.Since(start).Round(time.Second))
-		// From the second round on, a block's objective also holds the averages its cells
-		// belong to, with the other benchmarks' cells as last played (the search just changed
-		// the searched cells). In the first the others still sit at their start, and a block
-		// would bend its row to make up for them.
-		f.rows = round > 0
-		if f.current, err = Evaluate(ctx, cfg, sample, benchmarks, Policies, f.workflows); err != nil {
-			return nil, err
-		}
 		f.scale = 1 / float64(round+1) // later rounds start near the optimum: a smaller simplex
 		for _, b := range benchmarks {
 			if err := f.benchmark(round, b); err != nil {
@@ -178,7 +130,7 @@ func Fit(ctx context.Context, base *config.Config, t *Targets, o Options) (*Resu
 		if err != nil {
 			return nil, err
 		}
-		res.Loss = append(res.Loss, objective(cfg, t, all, allKeys(benchmarks), Policies, blocksOf(cfg, benchmarks)))
+		res.Loss = append(res.Loss, loss(t, all, allKeys(benchmarks)))
 		res.Fit = all
 		logf("round %d/%d: loss %.1f over %d cells (%s)", round+1, o.Rounds, res.Loss[round], len(t.Cells), time.Since(start).Round(time.Second))
 	}
@@ -237,8 +189,6 @@ type fitter struct {
 	o         Options
 	logf      func(string, ...any)
 	workflows paradigms.Workflows
-	current   Scores  // every cell on the fit sample as last played: the averages' other cells
-	rows      bool    // the objective holds the averages (rowLoss)
 	scale     float64 // of the initial simplex, in units of the parameters' steps
 	evals     int
 	err       error
@@ -253,38 +203,10 @@ func names(cfg *config.Config, w paradigms.Workflows) string {
 	return strings.Join(out, " ")
 }
 
-// objective is the loss of keys plus rowLoss of policies' averages on blocks.
-func objective(cfg *config.Config, t *Targets, s Scores, keys []Key, policies, blocks []string) float64 {
-	return loss(t, s, keys) + rowLoss(cfg, t, s, policies, blocks)
-}
-
-// merged is f.current with s's cells in place of theirs.
-func (f *fitter) merged(s Scores) Scores {
-	out := maps.Clone(f.current)
-	maps.Copy(out, s)
-	return out
-}
-
-// refresh replays the cells of policies on benchmarks at the current values into f.current.
-func (f *fitter) refresh(benchmarks, policies []string) error {
-	s, err := Evaluate(f.ctx, f.cfg, f.sample, benchmarks, policies, f.workflows)
-	if err != nil {
-		return err
-	}
-	f.evals++
-	maps.Copy(f.current, s)
-	return nil
-}
-
 // minimize runs Nelder–Mead over params (in units of their steps, from their current values) on
-// the objective of keys and of the averages they belong to after evaluating policies on
-// benchmarks, at most maxEvals times; values are clamped to the bounds (with a quadratic penalty
-// outside them) and the best point is left in f.cfg.
-func (f *fitter) minimize(params []Param, benchmarks, policies []string, keys []Key, maxEvals int) (before, after float64, n int, err error) {
-	var blocks []string
-	if f.rows {
-		blocks = blocksOf(f.cfg, benchmarks)
-	}
+// the loss of keys after evaluating policies on benchmarks; values are clamped to the bounds
+// (with a quadratic penalty outside them) and the best point is left in f.cfg.
+func (f *fitter) minimize(params []Param, benchmarks, policies []string, keys []Key) (before, after float64, n int, err error) {
 	x0 := make([]float64, len(params))
 	for i, p := range params {
 		x0[i] = p.Get(f.cfg)
@@ -311,11 +233,11 @@ func (f *fitter) minimize(params []Param, benchmarks, policies []string, keys []
 		}
 		n++
 		f.evals++
-		return objective(f.cfg, f.t, f.merged(s), keys, policies, blocks) + penalty
+		return loss(f.t, s, keys) + penalty
 	}
 	zero := make([]float64, len(params))
 	before = eval(zero)
-	settings := &optimize.Settings{FuncEvaluations: maxEvals, Converger: &optimize.FunctionConverge{Absolute: 0.05, Relative: 0.01, Iterations: 8}}
+	settings := &optimize.Settings{FuncEvaluations: f.o.MaxEvals, Converger: &optimize.FunctionConverge{Absolute: 0.05, Relative: 0.01, Iterations: 8}}
 	r, mErr := optimize.Minimize(optimize.Problem{Func: eval}, zero, settings, &optimize.NelderMead{SimplexSize: f.scale})
 	if f.err != nil {
 		return 0, 0, n, f.err
@@ -328,7 +250,7 @@ func (f *fitter) minimize(params []Param, benchmarks, policies []string, keys []
 		return 0, 0, n, fmt.Errorf("calibrate: nelder-mead: %w", mErr)
 	}
 	apply(best)
-	return before, after, n, f.refresh(benchmarks, policies)
+	return before, after, n, nil
 }
 
 // benchmark fits one benchmark's row: in the first round the level alone by bisection on the
@@ -348,15 +270,12 @@ func (f *fitter) benchmark(round int, b string) error {
 			return err
 		}
 	}
-	before, after, n, err := f.minimize(fitted, []string{b}, policies, keys, f.o.MaxEvals)
+	before, after, n, err := f.minimize(fitted, []string{b}, policies, keys)
 	if err != nil {
 		return err
 	}
 	direct, m, err := f.solve(bare, b, []string{paradigms.Direct}, []Key{{b, paradigms.Direct}})
 	if err != nil {
-		return err
-	}
-	if err := f.refresh([]string{b}, []string{paradigms.Direct}); err != nil {
 		return err
 	}
 	var vals []string
@@ -421,20 +340,20 @@ func (f *fitter) reference(round int, benchmarks []string) error {
 	for _, b := range benchmarks {
 		keys = append(keys, Key{b, Reference})
 	}
-	return f.global(round, ReferenceBlock, referenceParams(), benchmarks, []string{Reference}, keys, f.o.MaxEvals)
+	return f.global(round, ReferenceBlock, referenceParams(), benchmarks, []string{Reference}, keys)
 }
 
 // failures fits the failure rate on every cell, after the benchmarks and ρ have been fitted
 // around it, in every round but the last (in a one-round fit, in that round).
 func (f *fitter) failures(round int, benchmarks []string) error {
-	return f.global(round, FailureBlock, failureParams(), benchmarks, Policies, allKeys(benchmarks), f.o.FailureEvals)
+	return f.global(round, FailureBlock, failureParams(), benchmarks, Policies, allKeys(benchmarks))
 }
 
 // global fits one block of parameters shared by every benchmark by Nelder–Mead on keys (played
 // with policies) and logs the block's line.
-func (f *fitter) global(round int, block string, params []Param, benchmarks, policies []string, keys []Key, maxEvals int) error {
+func (f *fitter) global(round int, block string, params []Param, benchmarks, policies []string, keys []Key) error {
 	start := time.Now()
-	before, after, n, err := f.minimize(params, benchmarks, policies, keys, maxEvals)
+	before, after, n, err := f.minimize(params, benchmarks, policies, keys)
 	if err != nil {
 		return err
 	}

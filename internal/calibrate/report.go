@@ -244,8 +244,8 @@ func Markdown(t *Targets, o Options, res *Result, c Check, version string) strin
 	var b strings.Builder
 	fmt.Fprintf(&b, "# World fit report\n\n")
 	fmt.Fprintf(&b, "Targets `%s` (sha256 `%s`, %d cells). Fit: algorithm %d, code %s, seed %d, %d rounds, the check's %d test tasks per benchmark in %d runs (episode seeds of the fit's own), "+
-		"a workflow search on %d then (its best four) %d tasks per task type, at most %d evaluations per block (%d for the failure block); %d evaluations in %s.\n\n",
-		t.Path, t.SHA256, len(t.Cells), Algorithm, version, o.Seed, o.Rounds, o.PerBenchmark, o.Runs, o.SearchPerType, o.FinalSearch, o.MaxEvals, o.FailureEvals, res.Evaluations, res.Elapsed.Round(1e9))
+		"a workflow search on %d then (its best four) %d tasks per task type, at most %d evaluations per block; %d evaluations in %s.\n\n",
+		t.Path, t.SHA256, len(t.Cells), Algorithm, version, o.Seed, o.Rounds, o.PerBenchmark, o.Runs, o.SearchPerType, o.FinalSearch, o.MaxEvals, res.Evaluations, res.Elapsed.Round(1e9))
 	fmt.Fprintf(&b, "Check on fresh seeds: the test split (tasks per benchmark: %s), %d evaluation runs, each with its own episode seeds.\n\n", tasksLine(t, c), len(c.Runs))
 	fmt.Fprintf(&b, "## Summary\n\n")
 	fmt.Fprintf(&b, "- Cells within max(3 points, 2 std of the cell) of the target on the check: **%d of %d**.\n", s.Within, s.Cells)
@@ -275,7 +275,7 @@ func Markdown(t *Targets, o Options, res *Result, c Check, version string) strin
 	fmt.Fprintf(&b, "- Degrees of freedom: %d fitted parameters against %d cells (%d left). Each benchmark's direct cell is matched by its own "+
 		"executor-alone offset, so those %d cells are reproduced by construction; %s.\n",
 		s.Params, s.Cells, s.DegreesOfFree, len(t.Benchmarks()), rest)
-	fmt.Fprintf(&b, "- Loss (Σ ((score − target)/σ)² over cells, σ = √(std² + 1) points, + Σ ((average − target average)/%.1f)² over the IID and OOD averages) after each round on the fit sample: %s.\n\n", rowSigma, floats(res.Loss))
+	fmt.Fprintf(&b, "- Loss (Σ ((score − target)/σ)², σ = √(std² + 1) points) after each round on the fit sample: %s.\n\n", floats(res.Loss))
 
 	fmt.Fprintf(&b, "## Averages\n\nse: the standard error of the check's average, from the spread of its runs; a Δ of several se is the world's, not the check's noise.\n\n")
 	fmt.Fprintf(&b, "| policy | block | target | fit sample | check | se | Δ check | refit |\n|---|---|---:|---:|---:|---:|---:|---:|\n")

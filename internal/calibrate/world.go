@@ -12,7 +12,7 @@ import (
 
 // Algorithm is the version of the fit (blocks, objective, sample and seeds): a world file
 // records it, and a change to any of them that moves a fitted value bumps it.
-const Algorithm = 5
+const Algorithm = 4
 
 // WorldFile renders a fitted world as a configuration overlay: the whole sim: block and the
 // whole reference_prior: block of cfg, under a header with the provenance (the targets' file name
