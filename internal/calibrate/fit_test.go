@@ -10,7 +10,7 @@ import (
 	"github.com/evosteer/evosteer-go/internal/paradigms"
 )
 
-func defaultConfig(t *testing.T) *config.Config {
+func defaultConfig(t testing.TB) *config.Config {
 	t.Helper()
 	cfg, err := config.Default()
 	if err != nil {
