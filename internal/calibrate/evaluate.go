@@ -29,12 +29,15 @@ type Sample struct {
 }
 
 // plays is how many times each task of benchmark b is played within one run.
-func (s *Sample) plays(b string) int {
-	n := len(s.Tasks[b])
-	if s.MinEpisodes <= n || n == 0 {
+func (s *Sample) plays(b string) int { return playsToReach(len(s.Tasks[b]), s.MinEpisodes) }
+
+// playsToReach is how many times n tasks are played in a run to reach at least minEpisodes
+// (once when n already does, or when minEpisodes is unset).
+func playsToReach(n, minEpisodes int) int {
+	if minEpisodes <= n || n == 0 {
 		return 1
 	}
-	return (s.MinEpisodes + n - 1) / n
+	return (minEpisodes + n - 1) / n
 }
 
 // NewSample draws perBenchmark tasks of each benchmark from the world's split ("train" for the

@@ -135,30 +135,61 @@ func Summarize(rows []CellRow, params []Fitted) Summary {
 	return s
 }
 
-// RefitNoise compares the refit's moves with the moves sampling alone would cause.
-type RefitNoise struct {
+// The acceptance a calibrated world is held to (beside the cells' own tolerance): a refit from
+// another seed moves no cell by more than refitTolerance points, and every policy's IID and OOD
+// average lies within averageTolerance points of its target on the check.
+const refitTolerance, averageTolerance = 1.0, 1.5
+
+// SampleNoise is what the fit sample's and the check's own episode noise allow, whatever the
+// world: it compares the refit's moves with the moves sampling alone would cause, and gives the
+// chance that a world exact in structure — every cell's true score on its target, each matched
+// on its fit sample — would meet the two tolerances above.
+type SampleNoise struct {
 	MedianMove, MedianNoise float64
 	Within                  int // cells whose |refit − check| is at most twice their noise
+	// PRefitWithin: every cell's refit move within refitTolerance; PAveragesWithin: every
+	// average within averageTolerance on this check (the fit samples' and the check's noise).
+	PRefitWithin, PAveragesWithin float64
 }
 
-// refitNoise: a fit matches its cells on a sample of runs runs, so two fits from different seeds
-// differ per cell by about √2 · std/√runs from their samples' noise, std being the cell's spread
-// over the check's runs (the same episode noise).
-func refitNoise(rows []CellRow, runs int) RefitNoise {
+// sampleNoise: a fit matches each cell on runs runs of its sample, plays[b] plays of each of b's
+// tasks per run for every one of the check's, so a cell's fitted score is off its true one by
+// about f = std/√(runs · plays), std the cell's spread over the check's runs (the same episode
+// noise), and two fits from different seeds differ by √2 · f. An average of k cells is off by
+// √(Σ f²)/k on the fit sample and by its se on the check. The chances treat these as normal and
+// independent.
+func sampleNoise(rows []CellRow, runs int, plays map[string]int) SampleNoise {
 	var moves, noise []float64
-	var out RefitNoise
+	out := SampleNoise{PRefitWithin: 1, PAveragesWithin: 1}
+	type key struct{ policy, block string }
+	fitVar := map[key]float64{}
 	for _, r := range rows {
+		f := r.TestStd / math.Sqrt(float64(runs*max(1, plays[r.Benchmark])))
+		fitVar[key{r.Policy, r.Block}] += f * f
 		if math.IsNaN(r.Refit) {
 			continue
 		}
-		m, n := math.Abs(r.Refit-r.Test), math.Sqrt2*r.TestStd/math.Sqrt(float64(runs))
+		m, n := math.Abs(r.Refit-r.Test), math.Sqrt2*f
 		moves, noise = append(moves, m), append(noise, n)
 		if m <= 2*n {
 			out.Within++
 		}
+		out.PRefitWithin *= withinNormal(refitTolerance, n)
+	}
+	for _, a := range Averages(rows) {
+		k := float64(a.Benchmarks)
+		out.PAveragesWithin *= withinNormal(averageTolerance, math.Sqrt(fitVar[key{a.Policy, a.Block}]/(k*k)+nanZero(a.TestSE)*nanZero(a.TestSE)))
 	}
 	out.MedianMove, out.MedianNoise = median(moves), median(noise)
 	return out
+}
+
+// withinNormal is P(|X| ≤ tol) for X normal with mean 0 and standard deviation sd.
+func withinNormal(tol, sd float64) float64 {
+	if sd == 0 {
+		return 1
+	}
+	return math.Erf(tol / (sd * math.Sqrt2))
 }
 
 // median of xs (NaN when empty).
@@ -263,10 +294,17 @@ func Markdown(t *Targets, o Options, res *Result, c Check, version string) strin
 		fmt.Fprintf(&b, "- Refit from a second seed: not run.\n")
 	} else {
 		fmt.Fprintf(&b, "- Refit from seed %d: the largest move of a cell on the check is **%.2f points**.\n", c.RefitSeed, s.RefitMax)
-		n := refitNoise(rows, o.Runs)
-		fmt.Fprintf(&b, "- The refit's moves against the fit samples' own noise: each fit matches its cells on a sample of %d runs, so two fits differ by "+
-			"about √2 · std/√%d per cell from their samples' episode noise alone (std: the cell's spread over the check's runs). Median move %.2f points, "+
-			"median of that noise %.2f; %d of %d cells move within twice their noise.\n", o.Runs, o.Runs, n.MedianMove, n.MedianNoise, n.Within, len(rows))
+		plays := map[string]int{}
+		for bm, tasks := range c.TasksPer {
+			plays[bm] = playsToReach(tasks, o.PerBenchmark)
+		}
+		n := sampleNoise(rows, o.Runs, plays)
+		fmt.Fprintf(&b, "- The refit's moves against the samples' own noise: each fit matches its cells on a sample of %d runs (a benchmark with fewer "+
+			"test tasks than %d played that many times more in each), so two fits differ by about √2 · std/√(%d · plays) per cell from their samples' "+
+			"episode noise alone (std: the cell's spread over the check's runs). Median move %.2f points, median of that noise %.2f; %d of %d cells "+
+			"move within twice their noise. A world exact in structure, fitted on such samples, would keep every refit move within %g point with "+
+			"probability %.2g, and every IID and OOD average within ±%g of its target on this check with probability %.2f.\n",
+			o.Runs, o.PerBenchmark, o.Runs, n.MedianMove, n.MedianNoise, n.Within, len(rows), refitTolerance, n.PRefitWithin, averageTolerance, n.PAveragesWithin)
 	}
 	rest := "the rest are a fit with fewer parameters than cells"
 	if s.DegreesOfFree < 0 {

@@ -41,17 +41,24 @@ func TestSummaryCountsWhatTheAcceptanceAsks(t *testing.T) {
 	}
 }
 
-// TestRefitNoiseComparesMovesWithSampling: with fit samples of 2 runs a cell whose runs spread by
-// std s may move √2 · s/√2 = s between fits; a cell within twice that counts, one beyond does not.
-func TestRefitNoiseComparesMovesWithSampling(t *testing.T) {
+// TestSampleNoiseComparesMovesWithSampling: with fit samples of 2 runs a cell whose runs spread by
+// std s may move √2 · s/√2 = s between fits (s/√5 where the fit plays each task five times); a
+// cell within twice that counts, one beyond does not. The chances are the hand products of
+// P(|Z| ≤ tol/sd): refit noises 2, 1 and 4/√5 against 1 point; direct's average of three cells
+// has fit noise √((2 + 0.5 + 1.6)/9) and a check se of 10/√2/3/√2 = 5/3, the single agent's one
+// cell fit noise √4.5 and no se.
+func TestSampleNoiseComparesMovesWithSampling(t *testing.T) {
 	rows := []CellRow{
-		{Test: 50, TestStd: 2, Refit: 53},   // noise 2, move 3 ≤ 4
-		{Test: 60, TestStd: 1, Refit: 57.5}, // noise 1, move 2.5 > 2
-		{Test: 70, TestStd: 4, Refit: 71},   // noise 4, move 1
-		{Test: 80, TestStd: 3, Refit: math.NaN()},
+		{Benchmark: "a", Policy: "direct", Block: "iid", Test: 50, TestStd: 2, TestRuns: []float64{48, 52}, Refit: 53},    // noise 2, move 3 ≤ 4
+		{Benchmark: "b", Policy: "direct", Block: "iid", Test: 60, TestStd: 1, TestRuns: []float64{59, 61}, Refit: 57.5},  // noise 1, move 2.5 > 2
+		{Benchmark: "aime", Policy: "direct", Block: "iid", Test: 70, TestStd: 4, TestRuns: []float64{68, 72}, Refit: 71}, // noise 4/√5, move 1
+		{Benchmark: "a", Policy: "single_agent", Block: "iid", Test: 80, TestStd: 3, Refit: math.NaN()},
 	}
-	n := refitNoise(rows, 2)
-	if n.Within != 2 || n.MedianMove != 2.5 || math.Abs(n.MedianNoise-2) > 1e-12 {
-		t.Errorf("refitNoise = %+v, want 2 within, median move 2.5, median noise 2", n)
+	n := sampleNoise(rows, 2, map[string]int{"aime": 5})
+	if n.Within != 2 || n.MedianMove != 2.5 || math.Abs(n.MedianNoise-4/math.Sqrt(5)) > 1e-12 {
+		t.Errorf("sampleNoise = %+v, want 2 within, median move 2.5, median noise 4/√5", n)
+	}
+	if math.Abs(n.PRefitWithin-0.11080233533777543) > 1e-12 || math.Abs(n.PAveragesWithin-0.31012798484044773) > 1e-12 {
+		t.Errorf("chances %v and %v, want 0.110802 (refit) and 0.310128 (averages)", n.PRefitWithin, n.PAveragesWithin)
 	}
 }
