@@ -50,7 +50,7 @@ func TestCalibrateCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"of 8**", "Refit from seed 5", "| nq_open | direct |", "sim.families.webshop.bare_logit"} {
+	for _, want := range []string{"of 8**", "Refit from seed 5", "A world exact in structure", "| nq_open | direct |", "sim.families.webshop.bare_logit"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("fit.md lacks %q", want)
 		}

@@ -294,17 +294,19 @@ func Markdown(t *Targets, o Options, res *Result, c Check, version string) strin
 		fmt.Fprintf(&b, "- Refit from a second seed: not run.\n")
 	} else {
 		fmt.Fprintf(&b, "- Refit from seed %d: the largest move of a cell on the check is **%.2f points**.\n", c.RefitSeed, s.RefitMax)
-		plays := map[string]int{}
-		for bm, tasks := range c.TasksPer {
-			plays[bm] = playsToReach(tasks, o.PerBenchmark)
+		plays, replayed := map[string]int{}, ""
+		for _, bm := range t.Benchmarks() {
+			if plays[bm] = playsToReach(c.TasksPer[bm], o.PerBenchmark); plays[bm] > 1 {
+				replayed += fmt.Sprintf(", %s's %d %d times, to reach %d episodes", bm, c.TasksPer[bm], plays[bm], o.PerBenchmark)
+			}
 		}
 		n := sampleNoise(rows, o.Runs, plays)
-		fmt.Fprintf(&b, "- The refit's moves against the samples' own noise: each fit matches its cells on a sample of %d runs (a benchmark with fewer "+
-			"test tasks than %d played that many times more in each), so two fits differ by about √2 · std/√(%d · plays) per cell from their samples' "+
-			"episode noise alone (std: the cell's spread over the check's runs). Median move %.2f points, median of that noise %.2f; %d of %d cells "+
-			"move within twice their noise. A world exact in structure, fitted on such samples, would keep every refit move within %g point with "+
-			"probability %.2g, and every IID and OOD average within ±%g of its target on this check with probability %.2f.\n",
-			o.Runs, o.PerBenchmark, o.Runs, n.MedianMove, n.MedianNoise, n.Within, len(rows), refitTolerance, n.PRefitWithin, averageTolerance, n.PAveragesWithin)
+		fmt.Fprintf(&b, "- The refit's moves against the samples' own noise: each fit matches a cell on %d runs of its sample, each playing a task "+
+			"plays times (once%s), so two fits from different seeds differ by about √2 · std/√(%d · plays) per cell from their samples' episode noise alone "+
+			"(std: the cell's spread over the check's runs). Median move %.2f points, median of that noise %.2f; %d of %d cells move within twice "+
+			"their noise. A world exact in structure, fitted on such samples, would keep every refit move within %g point with probability %.2g, "+
+			"and every IID and OOD average within ±%g of its target on this check with probability %.2f.\n",
+			o.Runs, replayed, o.Runs, n.MedianMove, n.MedianNoise, n.Within, len(rows), refitTolerance, n.PRefitWithin, averageTolerance, n.PAveragesWithin)
 	}
 	rest := "the rest are a fit with fewer parameters than cells"
 	if s.DegreesOfFree < 0 {
