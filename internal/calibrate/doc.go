@@ -18,6 +18,10 @@
 // searched workflow is searched afresh at the start of every round on a large training sample
 // and played frozen within the round.
 //
+// The report (Markdown) sets every cell's fit, check and refit beside its target, and the refit's
+// moves beside those the fit samples' own episode noise would cause, with the chance that a world
+// exact in structure meets the refit and average tolerances at this sample (sampleNoise).
+//
 // The method's own rows (the trained orchestrator, its ablations and objectives) are never
 // inputs: ReadTargets refuses every policy outside Policies.
 //
