@@ -2,11 +2,7 @@ package calibrate
 
 import (
 	"context"
-	"encoding/json"
-	"os"
 	"testing"
-
-	"github.com/evosteer/evosteer-go/internal/paradigms"
 )
 
 // BenchmarkEvaluateEveryCell plays one run of every cell of the paper's table, each baseline policy
@@ -29,14 +25,7 @@ func BenchmarkEvaluateEveryCell(b *testing.B) {
 		b.Fatal(err)
 	}
 	s.MinEpisodes = n
-	data, err := os.ReadFile(workflowsJSON)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var wf paradigms.Workflows
-	if err := json.Unmarshal(data, &wf); err != nil {
-		b.Fatal(err)
-	}
+	wf := committedWorkflows(b)
 	episodes := 0
 	for _, bm := range tg.Benchmarks() {
 		episodes += len(s.Tasks[bm]) * s.plays(bm) * len(Policies)

@@ -49,14 +49,7 @@ func TestTheDefaultWorldReproducesItsFitReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(workflowsJSON)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wf paradigms.Workflows
-	if err := json.Unmarshal(data, &wf); err != nil {
-		t.Fatalf("%s: %v", workflowsJSON, err)
-	}
+	wf := committedWorkflows(t)
 	recorded := map[Key]float64{}
 	for _, r := range rows {
 		if r.Source == "check" && r.Run == 0 {
@@ -116,4 +109,18 @@ func TestTheFitFigureIsTheCommittedReports(t *testing.T) {
 	if !bytes.Equal(again, png) {
 		t.Error("Figure is not deterministic")
 	}
+}
+
+// committedWorkflows are the searched workflows of the committed fit report.
+func committedWorkflows(t testing.TB) paradigms.Workflows {
+	t.Helper()
+	data, err := os.ReadFile(workflowsJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wf paradigms.Workflows
+	if err := json.Unmarshal(data, &wf); err != nil {
+		t.Fatalf("%s: %v", workflowsJSON, err)
+	}
+	return wf
 }
