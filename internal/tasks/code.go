@@ -16,13 +16,23 @@ import (
 
 // MBPP+ pass@1 (METHOD.md §6.2; the release's curve_benchmarks._code_score): the program is
 // extracted from the output (fences, the entry point, sanitising) by mbpp.py, which needs Python's
-// own parser and so runs in the sandbox too; then candidate + test imports + hidden tests + a line
-// printing a random sentinel run in the sandbox. The task passes iff the run exits 0 and the
-// last line it prints is the sentinel, so a candidate that exits early or prints a fake pass
-// line does not pass.
+// own parser and so runs in the sandbox too. The release then runs candidate + test imports +
+// hidden tests in one process and passes on its exit status and a printed sentinel, which the
+// candidate can read, print, or reach by patching what the tests call. Here the verdict comes
+// from a process the candidate never runs in: the probe (mbpp_probe.py, after the candidate, with
+// the test inputs and no expected result) records what the entry point returns on each input as
+// data; the judge (mbpp_judge.py: the tests' own setup, expected results and assertion, with no
+// candidate code) compares those values and prints its sentinel last. So a program can pass only
+// by returning the right values (docs/RELIABILITY.md).
 
 //go:embed mbpp.py
 var mbppHarness string
+
+//go:embed mbpp_probe.py
+var mbppProbe string
+
+//go:embed mbpp_judge.py
+var mbppJudge string
 
 // CodeLimits are the limits of a hidden-test run (reference: RLIMIT_CPU 30 s, 4 GiB of address
 // space, 8 MiB files, a 40 s timeout); open files and processes keep the sandbox's own.
@@ -72,11 +82,22 @@ func extraStrings(t Task, key string) []string {
 	return ss
 }
 
+// hiddenTests is a plus_test split by mbpp.py's split_tests into the probe's and the judge's
+// parts.
+type hiddenTests struct {
+	ProbeSetup string `json:"probe_setup"`
+	Probe      string `json:"probe"`
+	JudgeSetup string `json:"judge_setup"`
+	JudgeLoop  string `json:"judge_loop"`
+}
+
 func (g *Graders) gradeCode(ctx context.Context, t Task, output string) (Score, error) {
 	s := Score{Grader: GraderCode}
 	var extracted struct {
-		Source string `json:"source"`
-		Parses bool   `json:"parses"`
+		Source     string       `json:"source"`
+		Parses     bool         `json:"parses"`
+		Tests      *hiddenTests `json:"tests"`
+		TestsError string       `json:"tests_error"`
 	}
 	ok, err := g.runHarness(ctx, map[string]any{"mode": "grade", "output": output,
 		"plus_test": extraString(t, "plus_test"), "tests": extraStrings(t, "test_list")}, &extracted)
@@ -84,20 +105,59 @@ func (g *Graders) gradeCode(ctx context.Context, t Task, output string) (Score, 
 		return s, errorf(t, "%v", err)
 	}
 	s.Prediction = extracted.Source
+	if ok && extracted.Tests == nil {
+		return s, errorf(t, "hidden tests: %s", extracted.TestsError)
+	}
 	if !ok || !extracted.Parses {
 		return s, nil
 	}
-	sentinel := "evosteer-tests-passed-" + randomHex()
-	program := extracted.Source + "\n\n" + strings.Join(extraStrings(t, "test_imports"), "\n") + "\n" +
-		extraString(t, "plus_test") + "\nprint('\\n' + '" + sentinel + "')\n"
-	res := g.sandbox.RunWith(ctx, program, CodeLimits(g.sandbox.Limits()))
-	if res.Status == sandbox.StatusToolError {
-		return s, errorf(t, "hidden tests: %s", res.Error)
+	imports := strings.Join(extraStrings(t, "test_imports"), "\n")
+	records, err := g.probe(ctx, extracted.Source, imports, extracted.Tests)
+	if err != nil {
+		return s, errorf(t, "hidden tests: %v", err)
 	}
-	if res.Status == sandbox.StatusSuccess && lastLine(res.Stdout) == sentinel {
+	passed, err := g.judge(ctx, imports, extracted.Tests, records)
+	if err != nil {
+		return s, errorf(t, "hidden tests: %v", err)
+	}
+	if passed {
 		s.Reward = 1
 	}
 	return s, nil
+}
+
+// probe runs the candidate and then the entry point on every test input, and returns the
+// records of what it returned (tagged lines of its standard output, one JSON object each). Its
+// exit status says nothing: a program that stops early leaves records missing.
+func (g *Graders) probe(ctx context.Context, source, imports string, tests *hiddenTests) (string, error) {
+	tag := "evosteer-value-" + randomHex() + " "
+	program := source + "\n\n" + imports + "\n" + tests.ProbeSetup + "\n" + mbppProbe +
+		fmt.Sprintf("\n__evosteer_probe_all(lambda inp, i: (%s), inputs, %q)\n", tests.Probe, tag)
+	res := g.sandbox.RunWith(ctx, program, CodeLimits(g.sandbox.Limits()))
+	if res.Status == sandbox.StatusToolError {
+		return "", fmt.Errorf("probe: %s", res.Error)
+	}
+	var records []string
+	for _, line := range pySplitLines(res.Stdout) {
+		if record, ok := strings.CutPrefix(line, tag); ok {
+			records = append(records, record)
+		}
+	}
+	return strings.Join(records, "\n"), nil
+}
+
+// judge runs the hidden tests' setup and loop on the recorded values, in a process of its own
+// with no candidate code, and reports whether every assertion held.
+func (g *Graders) judge(ctx context.Context, imports string, tests *hiddenTests, records string) (bool, error) {
+	sentinel := "evosteer-tests-passed-" + randomHex()
+	program := imports + "\n" + tests.JudgeSetup + "\n" + mbppJudge +
+		fmt.Sprintf("\n__evosteer_load(%q)\n", base64.StdEncoding.EncodeToString([]byte(records))) +
+		tests.JudgeLoop + "\nprint('\\n' + '" + sentinel + "')\n"
+	res := g.sandbox.RunWith(ctx, program, CodeLimits(g.sandbox.Limits()))
+	if res.Status == sandbox.StatusToolError {
+		return false, fmt.Errorf("judge: %s", res.Error)
+	}
+	return res.Status == sandbox.StatusSuccess && lastLine(res.Stdout) == sentinel, nil
 }
 
 func randomHex() string {

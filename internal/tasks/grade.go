@@ -14,7 +14,7 @@ const (
 	GraderChoice  = "choice-letter@1"    // MedQA/GPQA option letter
 	GraderInteger = "aime-integer@1"     // AIME integer as a decimal
 	GraderMath    = "math-equivalence@1" // MATH-Hard normalised string or fraction
-	GraderCode    = "mbpp-plus-pass1@1"  // MBPP+ hidden tests in the sandbox
+	GraderCode    = "mbpp-plus-pass1@2"  // MBPP+ hidden tests in the sandbox, judged apart from the candidate
 )
 
 // Score is the grade of one output. Every reward is binary (METHOD.md §6.2).

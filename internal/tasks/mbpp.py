@@ -22,6 +22,9 @@ IMPORT = (ast.Import, ast.ImportFrom)
 DRIVER_CALLS = frozenset({"print", "input", "open", "exit", "quit", "breakpoint", "help", "sys.exit",
                           "os._exit", "unittest.main", "doctest.testmod", "pytest.main"})
 TEST_LINE = "Your code should pass this test:\n"
+# The one loop of every MBPP+ plus_test: for i, (inp, exp) in enumerate(zip(inputs, results)):
+# assertion(<probe of entry(*inp)>, exp, atol).
+TEST_LOOP_TARGET, TEST_LOOP_ITER = "(i, (inp, exp))", "enumerate(zip(inputs, results))"
 
 
 def parse(source):
@@ -314,12 +317,54 @@ def tested_program(prompt, output, programs):
     return None
 
 
+def assigns(node, name):
+    return isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and any(
+        isinstance(target, ast.Name) and target.id == name
+        for target in (node.targets if isinstance(node, ast.Assign) else [node.target]))
+
+
+def split_tests(plus_test):
+    """The hidden tests as two programs' parts (code.go): the probe's setup (everything but the
+    expected results and the loop) and the expression that calls the entry point on inp; the
+    judge's setup (everything but the loop) and the loop with that expression replaced by the
+    value the probe recorded. A plus_test of another shape is refused, never run as it is."""
+    tree = parse(plus_test)
+    if tree is None:
+        raise ValueError("plus_test does not parse")
+    loops = [node for node in tree.body if isinstance(node, ast.For)]
+    if len(loops) != 1:
+        raise ValueError("plus_test has %d top-level for loops, want the one test loop" % len(loops))
+    loop = loops[0]
+    body = loop.body[0] if len(loop.body) == 1 else None
+    call = body.value if isinstance(body, ast.Expr) else None
+    if (ast.unparse(loop.target) != TEST_LOOP_TARGET or ast.unparse(loop.iter) != TEST_LOOP_ITER or loop.orelse
+            or not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name)
+            or call.func.id != "assertion" or len(call.args) != 3 or call.keywords):
+        raise ValueError("plus_test's loop is not `for %s in %s: assertion(<call of the entry point>, exp, atol)`"
+                         % (TEST_LOOP_TARGET, TEST_LOOP_ITER))
+    probe = call.args[0]
+    if reads(probe) & {"exp", "results"}:
+        raise ValueError("plus_test's probe %r reads the expected result" % ast.unparse(probe))
+    others = [node for node in tree.body if node is not loop]
+    probe_setup = [node for node in others if not assigns(node, "results")]
+    if any("results" in reads(node) for node in probe_setup):
+        raise ValueError("plus_test reads results outside the test loop")
+    call.args[0] = ast.Call(func=ast.Name(id="__evosteer_output", ctx=ast.Load()),
+                            args=[ast.Name(id="i", ctx=ast.Load())], keywords=[])
+    return {"probe_setup": "\n".join(ast.unparse(node) for node in probe_setup), "probe": ast.unparse(probe),
+            "judge_setup": "\n".join(ast.unparse(node) for node in others), "judge_loop": ast.unparse(loop)}
+
+
 def main(payload):
     request = json.loads(base64.b64decode(payload).decode("utf-8"))
     if request["mode"] == "grade":
         entry = entry_point(request["plus_test"], request["tests"])
         source = extract_code(request["output"], entry)
         reply = {"entry": entry, "source": source, "parses": bool(source) and parse(source) is not None}
+        try:
+            reply["tests"] = split_tests(request["plus_test"])
+        except (ValueError, RecursionError, MemoryError) as error:
+            reply["tests_error"] = str(error)
     else:
         reply = {"program": tested_program(request["prompt"], request["output"], request["programs"])}
     print(json.dumps(reply))
