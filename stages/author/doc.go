@@ -25,6 +25,11 @@
 //
 // Under the skill-evolution ablation it reads nothing and writes the files empty.
 //
+// A model author calls its server through the executor's chat client (internal/executor/openai),
+// one HTTP client for every model call: no redirect is followed, a reply over 8 MiB or with a
+// token count outside [0, 2^40] is a malformed reply (that window's author_error), and the API
+// key is redacted from every reply and error before it is stored or printed.
+//
 // It must not roll anything out, change a skill's status, or write outside its own stage
 // folder; the API key of a model author is sent only in the Authorization header and never
 // logged or written.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,11 +17,24 @@ import (
 
 	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/layout"
+	"github.com/evosteer/evosteer-go/internal/redact"
 	"github.com/evosteer/evosteer-go/internal/skills"
 	"github.com/evosteer/evosteer-go/schema"
 )
 
 const testKey = "sk-test-0123456789"
+
+// chatRequest is what the test server reads of a request.
+type chatRequest struct {
+	Model    string `json:"model"`
+	Messages []struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	} `json:"messages"`
+	Temperature float64 `json:"temperature"`
+	MaxTokens   int     `json:"max_tokens"`
+	Seed        *int64  `json:"seed"`
+}
 
 // server answers chat completions with answer(request) and counts calls.
 type server struct {
@@ -56,9 +70,19 @@ func newServer(t *testing.T, answer func(w http.ResponseWriter, req chatRequest,
 
 func reply(w http.ResponseWriter, content string) {
 	json.NewEncoder(w).Encode(map[string]any{
-		"choices": []any{map[string]any{"message": map[string]any{"role": "assistant", "content": content}}},
+		"choices": []any{map[string]any{"message": map[string]any{"role": "assistant", "content": content}, "finish_reason": "stop"}},
 		"usage":   map[string]any{"prompt_tokens": 1234, "completion_tokens": 56},
 	})
+}
+
+// keyFragment returns a run of testKey of redact.MinFragment bytes found in s, or "".
+func keyFragment(s string) string {
+	for j := 0; j+redact.MinFragment <= len(testKey); j++ {
+		if strings.Contains(s, testKey[j:j+redact.MinFragment]) {
+			return testKey[j : j+redact.MinFragment]
+		}
+	}
+	return ""
 }
 
 func modelConfig(t *testing.T, url string) *config.Config {
@@ -99,7 +123,7 @@ func TestModelAuthorRequest(t *testing.T) {
 		t.Errorf("proposal %+v", p)
 	}
 	req := s.reqs[0]
-	if req.Model != "author-model" || req.Temperature != 0.3 || req.MaxTokens != 4096 || len(req.Messages) != 1 || req.Messages[0].Role != "user" {
+	if req.Model != "author-model" || req.Temperature != 0.3 || req.MaxTokens != 4096 || req.Seed == nil || *req.Seed != 21 || len(req.Messages) != 1 || req.Messages[0].Role != "user" {
 		t.Errorf("request %+v", req)
 	}
 	text := req.Messages[0].Content
@@ -127,8 +151,8 @@ func TestModelAuthorRequest(t *testing.T) {
 	}
 }
 
-// 5xx is retried once, 4xx fails at once, a reply without usage is an error; the key never
-// appears in an error, even when the server echoes it.
+// 5xx is retried once, 4xx fails at once, a reply without usage or over 8 MiB is an error; the
+// key never appears in an error, even when the server echoes it.
 func TestModelAuthorErrors(t *testing.T) {
 	for _, c := range []struct {
 		name   string
@@ -148,9 +172,10 @@ func TestModelAuthorErrors(t *testing.T) {
 			http.Error(w, "bad key Bearer "+testKey, http.StatusBadRequest)
 		}, 1, "[redacted]"},
 		{"no usage", func(w http.ResponseWriter, _ chatRequest, _ int) {
-			fmt.Fprint(w, `{"choices":[{"message":{"role":"assistant","content":"null"}}]}`)
+			fmt.Fprint(w, `{"choices":[{"message":{"role":"assistant","content":"null"},"finish_reason":"stop"}]}`)
 		}, 1, "no usage"},
-		{"no choices", func(w http.ResponseWriter, _ chatRequest, _ int) { fmt.Fprint(w, `{"choices":[],"usage":{}}`) }, 1, "no choices"},
+		{"no choices", func(w http.ResponseWriter, _ chatRequest, _ int) { fmt.Fprint(w, `{"choices":[],"usage":{}}`) }, 1, "no choice"},
+		{"over 8 MiB", func(w http.ResponseWriter, _ chatRequest, _ int) { reply(w, strings.Repeat("x", 8<<20)) }, 1, "larger than 8 MiB"},
 		{"bad output", func(w http.ResponseWriter, _ chatRequest, _ int) { reply(w, "I think you should check units.") }, 1, "not valid JSON"},
 	} {
 		s := newServer(t, c.answer)
@@ -170,15 +195,15 @@ func TestModelAuthorErrors(t *testing.T) {
 	}
 }
 
-// A server echoing the key at every offset around the 300-byte cut of its error body leaves no
+// A server echoing the key at every offset around the 500-byte cut of its error body leaves no
 // fragment of the key of 8 bytes or more in the error.
 func TestModelAuthorKeyAcrossTheCut(t *testing.T) {
 	var pad atomic.Int64
 	s := newServer(t, func(w http.ResponseWriter, _ chatRequest, _ int) {
-		http.Error(w, strings.Repeat("x", int(pad.Load()))+testKey, http.StatusBadGateway)
+		http.Error(w, strings.Repeat("x", int(pad.Load()))+testKey, http.StatusBadRequest)
 	})
 	a, _ := New(modelConfig(t, s.URL))
-	for off := range 300 + len(testKey) + 1 {
+	for off := 400; off <= 500+len(testKey); off++ {
 		pad.Store(int64(off))
 		_, err := a.Propose(context.Background(), testWindow())
 		if err == nil {
@@ -283,5 +308,135 @@ func TestStageModelAuthor(t *testing.T) {
 		if b, _ := os.ReadFile(f); strings.Contains(string(b), testKey) {
 			t.Errorf("%s holds the API key", f)
 		}
+	}
+}
+
+// TestModelAuthorEchoedKeyIsNeverStored: a server that echoes the Authorization header, inside
+// a skill it proposes, inside a reply that is no skill, in an error body and in a 5xx that is
+// retried, leaves no fragment of the key in the proposals, the library, the printed summary or
+// the log.
+func TestModelAuthorEchoedKeyIsNeverStored(t *testing.T) {
+	s := newServer(t, func(w http.ResponseWriter, _ chatRequest, call int) {
+		switch call {
+		case 1:
+			reply(w, strings.Replace(goodReply, "rule out.", "rule out, as Bearer "+testKey+" says.", 1))
+		case 2:
+			reply(w, "I cannot help; your key is "+testKey[:12]+" and "+testKey[6:])
+		case 3:
+			http.Error(w, "overloaded for "+testKey, http.StatusServiceUnavailable)
+		case 4:
+			http.Error(w, `{"error": {"message": "key `+testKey+` is not allowed"}}`, http.StatusForbidden)
+		default:
+			reply(w, "null")
+		}
+	})
+	var logged strings.Builder
+	defer slog.SetDefault(slog.Default())
+	slog.SetDefault(slog.New(slog.NewTextHandler(&logged, nil)))
+	cfg := modelConfig(t, s.URL)
+	r := newRun(t, func(c *config.Config) {
+		c.Author.Backend, c.Author.BaseURL, c.Author.Model, c.Author.APIKeyEnv = "openai", cfg.Author.BaseURL, cfg.Author.Model, cfg.Author.APIKeyEnv
+	})
+	a, err := New(r.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stepThrough(t, r, 2, a)
+	rows := proposals(t, r, 2)
+	if len(rows) != 3 || rows[0].Status != StatusProposed || rows[0].Description == nil || !strings.Contains(*rows[0].Description, redact.Marker) ||
+		rows[1].Status != StatusError || rows[1].RawOutput == nil || rows[2].Status != StatusError || rows[2].Reason == nil ||
+		!strings.Contains(*rows[2].Reason, "HTTP 403") || !strings.Contains(logged.String(), "retrying") {
+		t.Fatalf("windows %s", mustJSON(t, rows))
+	}
+	lib, err := skills.LoadLibrary(r, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := Summarize(context.Background(), r, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var printed strings.Builder
+	if err := sum.Write(&printed); err != nil {
+		t.Fatal(err)
+	}
+	for what, text := range map[string]string{"proposals.arrow": mustJSON(t, rows), "skills.arrow": mustJSON(t, lib.Skills()),
+		"the summary": printed.String(), "the log": logged.String()} {
+		if frag := keyFragment(text); frag != "" {
+			t.Errorf("%s holds %q of the key:\n%s", what, frag, text)
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestModelAuthorRefusesRedirects: a redirect is never followed (the prompt and the key would go
+// to a server nobody configured, whose skill would be kept); the error names the Location and
+// the call is not retried.
+func TestModelAuthorRefusesRedirects(t *testing.T) {
+	var hits atomic.Int64
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		hits.Add(1)
+		reply(w, goodReply)
+	}))
+	t.Cleanup(elsewhere.Close)
+	for _, code := range []int{http.StatusTemporaryRedirect, http.StatusPermanentRedirect, http.StatusFound} {
+		s := newServer(t, func(w http.ResponseWriter, _ chatRequest, _ int) {
+			w.Header().Set("Location", elsewhere.URL+"/v1/chat/completions")
+			w.WriteHeader(code)
+		})
+		a, err := New(modelConfig(t, s.URL))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := a.Propose(context.Background(), testWindow())
+		if err == nil || !strings.Contains(err.Error(), elsewhere.URL) || !strings.Contains(err.Error(), "author.base_url") || p.Record != nil || s.calls != 1 {
+			t.Errorf("HTTP %d: %v, %+v after %d calls", code, err, p, s.calls)
+		}
+	}
+	if hits.Load() != 0 {
+		t.Errorf("the redirect target was reached %d times", hits.Load())
+	}
+}
+
+// TestModelAuthorImpossibleUsageIsAFailedProposal: a token count outside [0, 2^40] is a
+// malformed reply: that window is an author_error, no count reaches the proposals, and the
+// stage goes on to the next window.
+func TestModelAuthorImpossibleUsageIsAFailedProposal(t *testing.T) {
+	s := newServer(t, func(w http.ResponseWriter, _ chatRequest, call int) {
+		usage := map[int]string{1: `"prompt_tokens": -5, "completion_tokens": 56`, 2: `"prompt_tokens": 10, "completion_tokens": 2199023255553`}[call]
+		if usage == "" {
+			reply(w, goodReply)
+			return
+		}
+		fmt.Fprintf(w, `{"choices":[{"message":{"role":"assistant","content":"null"},"finish_reason":"stop"}],"usage":{%s}}`, usage)
+	})
+	cfg := modelConfig(t, s.URL)
+	r := newRun(t, func(c *config.Config) {
+		c.Author.Backend, c.Author.BaseURL, c.Author.Model, c.Author.APIKeyEnv = "openai", cfg.Author.BaseURL, cfg.Author.Model, cfg.Author.APIKeyEnv
+	})
+	a, err := New(r.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stepThrough(t, r, 2, a)
+	rows := proposals(t, r, 2)
+	if len(rows) != 3 {
+		t.Fatalf("%d windows", len(rows))
+	}
+	for i, field := range []string{"usage.prompt_tokens is -5", "usage.completion_tokens is 2199023255553"} {
+		if row := rows[i]; row.Status != StatusError || row.Reason == nil || !strings.Contains(*row.Reason, field) || row.TokensIn != 0 || row.TokensOut != 0 {
+			t.Errorf("window %d: %s", i+1, mustJSON(t, row))
+		}
+	}
+	if rows[2].Status != StatusProposed {
+		t.Errorf("window 3: %s", mustJSON(t, rows[2]))
 	}
 }

@@ -59,6 +59,8 @@ type ClientConfig struct {
 	Outage          time.Duration // how long failures may last before a call gives up
 	BackoffInitial  time.Duration // first pause after a failure; it doubles
 	BackoffMax      time.Duration // longest pause
+	MaxAttempts     int           // attempts of one call at most, within the outage tolerance (0: no limit but it)
+	BaseURLSetting  string        // the configuration key that sets BaseURL, named in a redirect's error
 	DisableThinking bool          // send chat_template_kwargs.enable_thinking=false (Qwen3 and the like)
 	Logger          *slog.Logger  // retries are logged here (nil: slog.Default())
 }
@@ -108,9 +110,11 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 		return nil, fmt.Errorf("openai: base URL %q must start with http:// or https://", cfg.BaseURL)
 	case cfg.Model == "":
 		return nil, errors.New("openai: no model name")
-	case cfg.MaxConcurrency < 1, cfg.Timeout <= 0, cfg.Outage < 0, cfg.BackoffInitial <= 0, cfg.BackoffMax < cfg.BackoffInitial:
-		return nil, fmt.Errorf("openai: concurrency %d, timeout %v, outage %v, backoff %v..%v out of range",
-			cfg.MaxConcurrency, cfg.Timeout, cfg.Outage, cfg.BackoffInitial, cfg.BackoffMax)
+	case cfg.MaxConcurrency < 1, cfg.Timeout <= 0, cfg.Outage < 0, cfg.BackoffInitial <= 0, cfg.BackoffMax < cfg.BackoffInitial, cfg.MaxAttempts < 0:
+		return nil, fmt.Errorf("openai: concurrency %d, timeout %v, outage %v, backoff %v..%v, attempts %d out of range",
+			cfg.MaxConcurrency, cfg.Timeout, cfg.Outage, cfg.BackoffInitial, cfg.BackoffMax, cfg.MaxAttempts)
+	case cfg.BaseURLSetting == "":
+		return nil, errors.New("openai: no configuration key named for the base URL")
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -121,7 +125,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	// A redirect would re-send the prompt, and to another port the Authorization header, to a
 	// server nobody configured: it is an error naming where it pointed.
 	noRedirect := func(req *http.Request, _ []*http.Request) error {
-		return fmt.Errorf("the server redirected to %s: %w (set executor.openai.base_url to the endpoint itself)", req.URL.Redacted(), ErrRedirect)
+		return fmt.Errorf("the server redirected to %s: %w (set %s to the endpoint itself)", req.URL.Redacted(), ErrRedirect, cfg.BaseURLSetting)
 	}
 	return &Client{cfg: cfg, url: strings.TrimRight(cfg.BaseURL, "/") + "/chat/completions",
 		http: &http.Client{Transport: tr, CheckRedirect: noRedirect}, slots: make(chan struct{}, cfg.MaxConcurrency), log: log}, nil
@@ -185,7 +189,8 @@ type wireResponse struct {
 
 // Chat makes one completion. Transient failures (connection errors, timeouts, 5xx, 408, 429)
 // are retried with exponential backoff until they have lasted longer than the outage
-// tolerance; other 4xx and malformed replies fail at once with the server's message.
+// tolerance or MaxAttempts attempts have failed; other 4xx, redirects and malformed replies
+// fail at once with the server's message.
 func (c *Client) Chat(ctx context.Context, req ChatRequest) (ChatResponse, error) {
 	wr := wireRequest{Model: c.cfg.Model, Messages: req.Messages, MaxTokens: req.MaxTokens, Temperature: req.Temperature,
 		Seed: req.Seed, Stop: req.Stop}
@@ -217,9 +222,9 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (ChatResponse, error
 		if first.IsZero() {
 			first = now
 		}
-		if failing := now.Sub(first); failing >= c.cfg.Outage {
-			return ChatResponse{}, fmt.Errorf("chat completion: the server failed for %v after %d attempts (outage tolerance %v): %s",
-				failing.Round(time.Millisecond), attempt, c.cfg.Outage, c.redact(err.Error()))
+		if failing := now.Sub(first); failing >= c.cfg.Outage || attempt == c.cfg.MaxAttempts {
+			return ChatResponse{}, fmt.Errorf("chat completion: the server failed for %v after %d attempts (outage tolerance %v, attempts %s): %s",
+				failing.Round(time.Millisecond), attempt, c.cfg.Outage, attemptLimit(c.cfg.MaxAttempts), c.redact(err.Error()))
 		}
 		wait := min(pause, c.cfg.Outage-now.Sub(first))
 		c.log.Warn("chat completion failed; retrying", "attempt", attempt, "pause", wait, "error", c.redact(err.Error()))
@@ -232,6 +237,14 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (ChatResponse, error
 		}
 		pause = min(2*pause, c.cfg.BackoffMax)
 	}
+}
+
+// attemptLimit names ClientConfig.MaxAttempts in an error.
+func attemptLimit(n int) string {
+	if n == 0 {
+		return "unlimited"
+	}
+	return fmt.Sprint(n)
 }
 
 // attempt is one HTTP exchange, holding a concurrency slot for its duration only.

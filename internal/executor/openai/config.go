@@ -28,7 +28,7 @@ func FromConfig(c *config.Config) (*Executor, error) {
 	}
 	client, err := NewClient(ClientConfig{BaseURL: o.BaseURL, Model: o.Model, APIKey: key, MaxConcurrency: o.MaxConcurrency,
 		Timeout: seconds(o.TimeoutSeconds), Outage: seconds(o.OutageSeconds), BackoffInitial: seconds(o.BackoffSeconds),
-		BackoffMax: seconds(o.BackoffMaxSeconds), DisableThinking: o.DisableThinking})
+		BackoffMax: seconds(o.BackoffMaxSeconds), DisableThinking: o.DisableThinking, BaseURLSetting: "executor.openai.base_url"})
 	if err != nil {
 		return nil, err
 	}

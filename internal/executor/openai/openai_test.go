@@ -98,7 +98,7 @@ func testClient(t testing.TB, url string, log *bytes.Buffer) *Client {
 	}
 	c, err := NewClient(ClientConfig{BaseURL: url + "/v1", Model: "m", APIKey: secret, MaxConcurrency: 64,
 		Timeout: 2 * time.Second, Outage: 400 * time.Millisecond, BackoffInitial: 20 * time.Millisecond,
-		BackoffMax: 100 * time.Millisecond, DisableThinking: true, Logger: logger})
+		BackoffMax: 100 * time.Millisecond, DisableThinking: true, BaseURLSetting: "executor.openai.base_url", Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,6 +136,18 @@ func TestServerErrorsAreRetriedUntilSuccess(t *testing.T) {
 	resp, err := chat(testClient(t, f.URL, &log))
 	if err != nil || resp.Text != "ok" || f.calls.Load() != 3 || strings.Count(log.String(), "retrying") != 2 || !strings.Contains(log.String(), "engine busy") {
 		t.Fatalf("%+v %v calls %d log %s", resp, err, f.calls.Load(), log.String())
+	}
+}
+
+// TestMaxAttemptsEndsTheCall: a client with MaxAttempts gives up after that many failed attempts,
+// inside the outage tolerance, and says so.
+func TestMaxAttemptsEndsTheCall(t *testing.T) {
+	f := newFake(t, func(int64, wireRequest) reply { return reply{503, "down for maintenance", 0} })
+	c := testClient(t, f.URL, nil)
+	c.cfg.MaxAttempts = 2
+	_, err := chat(c)
+	if err == nil || !strings.Contains(err.Error(), "after 2 attempts (outage tolerance 400ms, attempts 2)") || f.calls.Load() != 2 {
+		t.Fatalf("%v after %d calls", err, f.calls.Load())
 	}
 }
 
