@@ -28,9 +28,9 @@ checks its inputs, so a truncated, foreign or outdated file is reported here too
 			}
 			defer f.Close()
 			out := cmd.OutOrStdout()
-			l := f.Lineage
-			fmt.Fprintf(out, "file:    %s\ntable:   %s (version %d)\nrows:    %d\n", f.Path, f.Table.Name, f.Version, f.NumRows)
-			fmt.Fprintf(out, "run:     %s\nstep:    %d\nstage:   %s\nconfig:  %s\n", l.Run, l.Step, l.Stage, l.ConfigSHA256)
+			l, esc := f.Lineage, arrowfmt.Escape // the lineage is the file's text: escaped for the terminal
+			fmt.Fprintf(out, "file:    %s\ntable:   %s (version %d)\nrows:    %d\n", esc(f.Path), f.Table.Name, f.Version, f.NumRows)
+			fmt.Fprintf(out, "run:     %s\nstep:    %d\nstage:   %s\nconfig:  %s\n", esc(l.Run), l.Step, esc(l.Stage), esc(l.ConfigSHA256))
 			fmt.Fprintf(out, "inputs:  %d\n", len(l.Inputs))
 			keys := make([]string, 0, len(l.Inputs))
 			for k := range l.Inputs {
@@ -38,7 +38,7 @@ checks its inputs, so a truncated, foreign or outdated file is reported here too
 			}
 			slices.Sort(keys)
 			for _, k := range keys {
-				fmt.Fprintf(out, "  %s  %s\n", l.Inputs[k], k)
+				fmt.Fprintf(out, "  %s  %s\n", esc(l.Inputs[k]), esc(k))
 			}
 			fmt.Fprintln(out, "schema:")
 			for _, fl := range f.Schema.Fields() {

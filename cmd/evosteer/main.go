@@ -21,7 +21,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "evosteer: interrupted. Every finished stage is kept and nothing half-written is; run the same command again to resume where it stopped.")
 		os.Exit(130)
 	case err != nil:
-		fmt.Fprintln(os.Stderr, "evosteer:", err)
+		printError(os.Stderr, err)
 		os.Exit(1)
 	}
 }

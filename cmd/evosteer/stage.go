@@ -3,10 +3,12 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/evosteer/evosteer-go/internal/arrowfmt"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/pipeline"
 )
@@ -62,5 +64,11 @@ func (f *stageFlags) runStage(cmd *cobra.Command, w io.Writer, st pipeline.StepS
 	if err != nil {
 		return nil, fmt.Errorf("summary of %s step %d: %w", st.Name(), f.step, err)
 	}
-	return r, sum.Write(cmd.OutOrStdout())
+	// A summary may quote a server's or a model's text (an author's reason): escaped for the terminal.
+	var b strings.Builder
+	if err := sum.Write(&b); err != nil {
+		return nil, err
+	}
+	_, err = io.WriteString(cmd.OutOrStdout(), arrowfmt.EscapeLines(b.String()))
+	return r, err
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/evosteer/evosteer-go/internal/arrowfmt"
 	evconfig "github.com/evosteer/evosteer-go/internal/config" // the --config flag is named config here
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/pipeline"
@@ -105,7 +106,7 @@ reference level, the alpha spent by skill admission, and the library.`,
 						bar.Clear()
 					}
 					if err := printSummary(log, r, d.Step, steps); err != nil {
-						fmt.Fprintln(log, "summary:", err)
+						fmt.Fprintln(log, "summary:", arrowfmt.EscapeLines(err.Error()))
 					}
 				}
 			})

@@ -88,8 +88,9 @@ func header(rr array.RecordReader) []string {
 	return names
 }
 
+// clip escapes a cell for the terminal (a tab printed as a space) and cuts it to max characters.
 func clip(s string, max int) string {
-	s = strings.ReplaceAll(strings.ReplaceAll(s, "\n", `\n`), "\t", " ")
+	s = Escape(strings.ReplaceAll(s, "\t", " "))
 	if max > 0 && utf8.RuneCountInString(s) > max {
 		r := []rune(s)
 		return string(r[:max-1]) + "…"
@@ -100,6 +101,9 @@ func clip(s string, max int) string {
 // writeTable buffers the rows to size the columns; MaxRows bounds what it holds.
 func writeTable(w io.Writer, rr array.RecordReader, opt Options) error {
 	head := header(rr)
+	for i := range head {
+		head[i] = Escape(head[i])
+	}
 	table := [][]string{head}
 	n, err := rows(rr, opt.MaxRows, func(cells []string) error {
 		for i := range cells {

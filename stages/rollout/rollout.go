@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -178,33 +177,6 @@ func plan(cfg *config.Config, step int, train []tasks.Task, shard Shard, lib *sk
 
 // pairedRole is the forced first role of paired arms: roles[0] of the reference configuration.
 const pairedRole = "solver"
-
-// checkHealth fails the stage when too many episodes were unhealthy, naming the reasons.
-func checkHealth(eps []episode.Played, maxShare float64) error {
-	reasons := map[string]int{}
-	bad := 0
-	for _, ep := range eps {
-		if !ep.Episode.Healthy {
-			bad++
-			reasons[*ep.Episode.UnhealthyReason]++
-		}
-	}
-	if len(eps) == 0 || float64(bad)/float64(len(eps)) <= maxShare {
-		return nil
-	}
-	keys := make([]string, 0, len(reasons))
-	for k := range reasons {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		return reasons[keys[i]] > reasons[keys[j]] || (reasons[keys[i]] == reasons[keys[j]] && keys[i] < keys[j])
-	})
-	var b strings.Builder
-	for _, k := range keys[:min(5, len(keys))] {
-		fmt.Fprintf(&b, "\n  %d x %s", reasons[k], k)
-	}
-	return fmt.Errorf("%d of %d episodes unhealthy (more than rollout.max_unhealthy_share = %g); reasons:%s", bad, len(eps), maxShare, b.String())
-}
 
 func writeOutputs(sc *rundir.StageContext, lin schema.Lineage, shard Shard, eps []episode.Played, exec executor.Executor, picked []tasks.Task) error {
 	var episodes []schema.EpisodeRow

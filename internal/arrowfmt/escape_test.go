@@ -1,0 +1,71 @@
+package arrowfmt
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// TestEscapeWritesControlCharactersAsEscapes: every C0 and C1 control character, DEL and every
+// byte that is not UTF-8 is written as a Go escape; other text (θ, −, …) passes unchanged, and
+// escaping twice changes nothing more.
+func TestEscapeWritesControlCharactersAsEscapes(t *testing.T) {
+	for in, want := range map[string]string{
+		"HTTP 400: \x1b[2J\x1b[31mboom": `HTTP 400: \x1b[2J\x1b[31mboom`,
+		"a\rb\ac\x00d\x7fe":             `a\rb\ac\x00d\x7fe`,
+		"tab\tnew\nline":                `tab\tnew\nline`,
+		"csi \u009b2J next \u0085":      `csi \u009b2J next \u0085`,
+		"bad \xff\xfe utf-8":            `bad \xff\xfe utf-8`,
+		`θ − ρ … C:\path`:               `θ − ρ … C:\path`,
+	} {
+		got := Escape(in)
+		if got != want {
+			t.Errorf("Escape(%q) = %q, want %q", in, got, want)
+		}
+		if again := Escape(got); again != got {
+			t.Errorf("Escape twice: %q, then %q", got, again)
+		}
+	}
+	if got, want := EscapeLines("first \x1b[31m\nsecond\r\n"), "first \\x1b[31m\nsecond\\r\n"; got != want {
+		t.Errorf("EscapeLines = %q, want %q (line breaks kept, the rest escaped)", got, want)
+	}
+}
+
+// TestTableEscapesControlCharacters: the table format prints no control character but its own
+// line breaks, in cells and in column names; the cell is the exact text in the batch.
+func TestTableEscapesControlCharacters(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "task_id\x1b[2J", Type: arrow.BinaryTypes.String},
+		{Name: "output", Type: arrow.BinaryTypes.String},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	b.Field(0).(*array.StringBuilder).Append("hotpotqa/\x00f1")
+	b.Field(1).(*array.StringBuilder).Append("\x1b]0;pwned\a\x1b[31mred\rover")
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	if got := Cell(rec.Column(1), 0); got != "\x1b]0;pwned\a\x1b[31mred\rover" {
+		t.Fatalf("Cell changed the text: %q", got)
+	}
+	rr, err := array.NewRecordReader(schema, []arrow.RecordBatch{rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, rr, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	if i := strings.IndexFunc(out, func(r rune) bool { return r < 0x20 && r != '\n' || r == 0x7f }); i >= 0 {
+		t.Fatalf("control character %q at %d in\n%q", out[i], i, out)
+	}
+	for _, want := range []string{`task_id\x1b[2J`, `hotpotqa/\x00f1`, `\x1b]0;pwned\a\x1b[31mred\rover`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %s:\n%s", want, out)
+		}
+	}
+}
