@@ -6,7 +6,7 @@ import (
 )
 
 // LoadFiles reads task files, JSONL or Arrow by extension, into one map by task id; a task id may
-// appear once across the files.
+// appear once across the files and holds no control character.
 func LoadFiles(paths []string) (map[string]Task, error) {
 	byID := map[string]Task{}
 	from := map[string]string{}
@@ -15,6 +15,11 @@ func LoadFiles(paths []string) (map[string]Task, error) {
 		var err error
 		if filepath.Ext(p) == ".arrow" {
 			ts, err = ReadFile(p)
+			for i := 0; err == nil && i < len(ts); i++ {
+				if idErr := checkID(ts[i].ID); idErr != nil {
+					err = fmt.Errorf("read %s: row %d: column \"task_id\": %w", p, i+1, idErr)
+				}
+			}
 		} else {
 			ts, err = ReadJSONL(p)
 		}

@@ -12,8 +12,9 @@ import (
 	"strconv"
 )
 
-// maxLineBytes bounds one JSONL row; MBPP+ rows carry test scripts of about 24 kB.
-const maxLineBytes = 64 << 20
+// MaxTaskLine bounds one JSONL row, so that a damaged or hostile file cannot make init hold a
+// huge line and its copies in memory; MBPP+ rows, the longest, carry test scripts of about 24 kB.
+const MaxTaskLine = 16 << 20
 
 // rowFields are the fields a row maps onto Task; every other field goes to Task.Extra.
 var rowFields = []string{"task_id", "kind", "task_type", "split", "source_id", "origin", "prompt",
@@ -37,7 +38,10 @@ func ParseJSONL(name string, r io.Reader) ([]Task, error) {
 	var out []Task
 	lineOf := map[string]int{}
 	for n := 1; ; n++ {
-		line, err := readLine(br, maxLineBytes)
+		line, err := readLine(br, MaxTaskLine)
+		if errors.Is(err, errLongLine) {
+			return nil, fmt.Errorf("read %s: line %d: longer than %d MiB, the limit of one task row (the longest shipped rows, MBPP+, are about 24 kB); shorten the row or remove it", name, n, MaxTaskLine>>20)
+		}
 		if errors.Is(err, io.EOF) && line == nil {
 			return out, nil
 		}
@@ -173,6 +177,9 @@ func parseRow(line []byte) (Task, error) {
 	var err error
 	if t.ID, err = r.str("task_id", true); err != nil {
 		return Task{}, err
+	}
+	if err := checkID(t.ID); err != nil {
+		return Task{}, &fieldError{"task_id", err}
 	}
 	if t.Family, err = r.str("kind", true); err != nil {
 		return Task{}, err

@@ -1,6 +1,12 @@
 package tasks
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
 
 // Task is one task record, in the reference release's JSONL row schema (METHOD.md §6.1). The
 // orchestrator sees only Family, TaskType and Prompt; graders and executors see the rest.
@@ -20,4 +26,14 @@ type Task struct {
 	PriorCount float64  `json:"prior_count,omitempty"`
 	// Extra holds the row's remaining fields (test_list, plus_test, environment ids, ...).
 	Extra map[string]json.RawMessage `json:"-"`
+}
+
+// checkID refuses a task id that holds a control character: ids are printed on terminals (the
+// CLI's tables and errors) and name every episode, so a task file's ids are plain text.
+func checkID(id string) error {
+	if i := strings.IndexFunc(id, unicode.IsControl); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(id[i:])
+		return fmt.Errorf("%q holds a control character (%U at byte %d); remove it from the id in the task file", id, r, i)
+	}
+	return nil
 }
