@@ -8,8 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -81,9 +81,12 @@ func (t *Targets) Benchmarks() []string {
 }
 
 // ReadTargets reads a CSV target table: a header naming benchmark, policy and score (std, n
-// and any other column are optional; others are ignored), then one row per cell. A policy
-// outside Policies, a benchmark the world has no row for, a score outside [0, 100], a negative
-// std, a non-positive n or a repeated cell is refused with the file, line and column.
+// and any other column are optional; others are ignored), then one row per cell, each with as
+// many fields as the header; a UTF-8 byte-order mark and CRLF line ends are read. A repeated
+// header column, a row of another length, a number not in plain decimal notation (see
+// decimal), a policy outside Policies, a benchmark the world has no row for, a score outside
+// [0, 100], a negative std, a non-positive n or a repeated cell is refused with the file, line
+// and column.
 func ReadTargets(path string) (*Targets, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -99,8 +102,8 @@ func ReadTargets(path string) (*Targets, error) {
 }
 
 func parseTargets(path string, data []byte) (*Targets, error) {
-	r := csv.NewReader(bytes.NewReader(data))
-	r.FieldsPerRecord = -1
+	r := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(data, []byte("\ufeff"))))
+	r.FieldsPerRecord = -1 // checked below, with a clearer message than encoding/csv's
 	header, err := r.Read()
 	if errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("%s: empty file: want a header line benchmark,policy,score[,std][,n]", path)
@@ -110,7 +113,12 @@ func parseTargets(path string, data []byte) (*Targets, error) {
 	}
 	col := map[string]int{}
 	for i, h := range header {
-		col[strings.ToLower(strings.TrimSpace(h))] = i
+		name := strings.ToLower(strings.TrimSpace(h))
+		if first, dup := col[name]; dup {
+			_, c := r.FieldPos(i)
+			return nil, fmt.Errorf("%s:1:%d: column %q repeats column %d; name each column once", path, c, name, first+1)
+		}
+		col[name] = i
 	}
 	for _, need := range []string{"benchmark", "policy", "score"} {
 		if _, ok := col[need]; !ok {
@@ -128,6 +136,9 @@ func parseTargets(path string, data []byte) (*Targets, error) {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		line, _ := r.FieldPos(0)
+		if len(rec) != len(header) {
+			return nil, fmt.Errorf("%s:%d: %d fields, the header has %d; give every row one field per column (an empty field for a missing value)", path, line, len(rec), len(header))
+		}
 		field := func(name string) (string, int) {
 			i, ok := col[name]
 			if !ok || i >= len(rec) {
@@ -150,16 +161,16 @@ func parseTargets(path string, data []byte) (*Targets, error) {
 				c.Policy, strings.Join(Policies, ", "))
 		}
 		s, pos := field("score")
-		if c.Score, err = strconv.ParseFloat(s, 64); err != nil || math.IsNaN(c.Score) || c.Score < 0 || c.Score > 100 {
+		if c.Score, err = decimal(s); err != nil || c.Score < 0 || c.Score > 100 {
 			return nil, bad("score", pos, "%q is not a score in [0, 100] (points)", s)
 		}
 		if s, pos := field("std"); s != "" {
-			if c.Std, err = strconv.ParseFloat(s, 64); err != nil || math.IsNaN(c.Std) || c.Std < 0 || c.Std > 100 {
+			if c.Std, err = decimal(s); err != nil || c.Std < 0 || c.Std > 100 {
 				return nil, bad("std", pos, "%q is not a standard deviation in [0, 100] (points)", s)
 			}
 		}
 		if s, pos := field("n"); s != "" {
-			if c.N, err = strconv.Atoi(s); err != nil || c.N < 1 {
+			if c.N, err = strconv.Atoi(s); err != nil || !digits.MatchString(s) || c.N < 1 {
 				return nil, bad("n", pos, "%q is not a positive task count", s)
 			}
 		}
@@ -174,4 +185,20 @@ func parseTargets(path string, data []byte) (*Targets, error) {
 		return nil, fmt.Errorf("%s: no target rows after the header", path)
 	}
 	return t, nil
+}
+
+// plainDecimal is a number as a table writes it: digits with an optional fraction and
+// exponent. strconv.ParseFloat alone would also take digit separators (5_0 as 50), hexadecimal
+// (0x1p5), signs, Inf and NaN.
+var (
+	plainDecimal = regexp.MustCompile(`^([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?$`)
+	digits       = regexp.MustCompile(`^[0-9]+$`)
+)
+
+// decimal parses a number in plain decimal notation (plainDecimal).
+func decimal(s string) (float64, error) {
+	if !plainDecimal.MatchString(s) {
+		return 0, fmt.Errorf("%q is not a plain decimal number", s)
+	}
+	return strconv.ParseFloat(s, 64)
 }
