@@ -15,6 +15,18 @@ import (
 	"github.com/evosteer/evosteer-go/schema"
 )
 
+// The files calibrate writes into --out.
+const (
+	worldFile     = "world.yaml"
+	workflowsFile = "workflows.json"
+	fitMarkdown   = "fit.md"
+	fitArrow      = "fit.arrow"
+	fitFigure     = "fit.png"
+)
+
+// calibrateOutputs are every file calibrate writes into --out; none may be an input.
+var calibrateOutputs = []string{worldFile, workflowsFile, fitMarkdown, fitArrow, fitFigure}
+
 func newCalibrateCmd() *cobra.Command {
 	var targets, cfgPath, out string
 	var checkTasks, checkRuns int
@@ -27,10 +39,12 @@ func newCalibrateCmd() *cobra.Command {
 fitted world as a configuration overlay with its fit report.
 
 --targets is a CSV with a header naming benchmark, policy and score (optional std and n; other
-columns are ignored), one row per cell, scores in points. Policies: direct (the executor alone),
+columns are ignored), one row per cell with one field per column, scores in points as plain
+decimals (a UTF-8 byte-order mark and CRLF line ends are read). Policies: direct (the executor alone),
 single_agent, fixed_template, plan_execute, searched_workflow and reference (the untrained
 architecture ρ). The method's own rows are predictions of the world and are refused, as are
-unknown benchmarks, scores outside [0, 100] and repeated cells (with file, line and column).
+unknown benchmarks, scores outside [0, 100], repeated cells, repeated columns, rows of another
+length and numbers such as 5_0 or 0x1p5 (with file, line and column).
 
 What is fitted, per benchmark: the level (base_logit), the weight of the task type's tool
 (search_weight or python_weight), how much a plan helps (plan_weight), on a text benchmark
@@ -58,7 +72,8 @@ sha256 and the fit's options in its header; byte-identical for the same inputs),
 whether it sits at a bound, the degrees of freedom, the refit), DIR/fit.arrow (table
 calibration_fit: every cell's score per source and run, for evosteer sql), DIR/fit.png (every
 cell on the check against its target) and DIR/workflows.json (the searched workflows of the last
-round). Prints one line per block.`,
+round); none of them may be --targets or --config (a link to one counts). Prints one line per
+block.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if targets == "" {
@@ -66,6 +81,13 @@ round). Prints one line per block.`,
 			}
 			t, err := calibrate.ReadTargets(targets)
 			if err != nil {
+				return err
+			}
+			var outputs []pathFlag
+			for _, name := range calibrateOutputs {
+				outputs = append(outputs, pathFlag{"--out", filepath.Join(out, name)})
+			}
+			if err := refuseOverwrite("calibrate", outputs, []pathFlag{{"--targets", targets}, {"--config", cfgPath}}); err != nil {
 				return err
 			}
 			base, err := loadConfig(cfgPath)
@@ -89,14 +111,14 @@ round). Prints one line per block.`,
 			if err != nil {
 				return err
 			}
-			if err := atomicfile.WriteBytes(filepath.Join(out, "world.yaml"), world, 0o644); err != nil {
+			if err := atomicfile.WriteBytes(filepath.Join(out, worldFile), world, 0o644); err != nil {
 				return err
 			}
 			wf, err := json.MarshalIndent(res.Workflows, "", "  ")
 			if err != nil {
 				return err
 			}
-			if err := atomicfile.WriteBytes(filepath.Join(out, "workflows.json"), append(wf, '\n'), 0o644); err != nil {
+			if err := atomicfile.WriteBytes(filepath.Join(out, workflowsFile), append(wf, '\n'), 0o644); err != nil {
 				return err
 			}
 			start := time.Now()
@@ -116,19 +138,19 @@ round). Prints one line per block.`,
 			// holds back the fit's own results.
 			report := func() error {
 				md := calibrate.Markdown(t, o, res, c, version)
-				if err := atomicfile.WriteBytes(filepath.Join(out, "fit.md"), []byte(md), 0o644); err != nil {
+				if err := atomicfile.WriteBytes(filepath.Join(out, fitMarkdown), []byte(md), 0o644); err != nil {
 					return err
 				}
 				lin := schema.Lineage{Run: filepath.Base(out), Stage: "calibrate", ConfigSHA256: res.Config.SHA256(), Inputs: map[string]string{filepath.Base(targets): t.SHA256}}
 				rows := calibrate.ArrowRows(res.Config, t, o.PerBenchmark, res, c)
-				if err := schema.WriteRows(schema.CalibrationFit, filepath.Join(out, "fit.arrow"), lin, rows); err != nil {
+				if err := schema.WriteRows(schema.CalibrationFit, filepath.Join(out, fitArrow), lin, rows); err != nil {
 					return err
 				}
 				png, err := calibrate.Figure(rows)
 				if err != nil {
 					return err
 				}
-				return atomicfile.WriteBytes(filepath.Join(out, "fit.png"), png, 0o644)
+				return atomicfile.WriteBytes(filepath.Join(out, fitFigure), png, 0o644)
 			}
 			if err := report(); err != nil {
 				return err
@@ -148,7 +170,7 @@ round). Prints one line per block.`,
 					return err
 				}
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "world: %s\nreport: %s\n", filepath.Join(out, "world.yaml"), filepath.Join(out, "fit.md"))
+			fmt.Fprintf(cmd.OutOrStdout(), "world: %s\nreport: %s\n", filepath.Join(out, worldFile), filepath.Join(out, fitMarkdown))
 			return nil
 		},
 	}

@@ -28,10 +28,18 @@ for QA, the mean F1.
 --tasks takes task files in the reference's JSONL row schema (or a run's tasks/*.arrow);
 --predictions is a JSONL file of {"task_id": ..., "output": ...}, one line per sample (a task may
 have several). --scores writes one JSON line per prediction with the reward, F1, what the grader
-read and the grader's name and version. The python sandbox is configured by tools.python of
---config (MBPP+ hidden tests import numpy).`,
+read and the grader's name and version; it is refused when it is one of the input files (a link
+to one counts). The python sandbox is configured by tools.python of --config (MBPP+ hidden tests
+import numpy).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			inputs := []pathFlag{{"--predictions", predPath}, {"--config", cfgPath}}
+			for _, p := range taskPaths {
+				inputs = append(inputs, pathFlag{"--tasks", p})
+			}
+			if err := refuseOverwrite("grade", []pathFlag{{"--scores", scoresPath}}, inputs); err != nil {
+				return err
+			}
 			cfg, err := loadConfig(cfgPath)
 			if err != nil {
 				return err
