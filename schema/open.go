@@ -13,9 +13,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 )
 
-// File is an open, checked table file. Its data is memory-mapped: record
-// batches (and arrays, tables) obtained from it may point into the mapping
-// and must not be used after Close, not even if retained. Decompressed
+// File is an open, checked table file. Its data is memory-mapped (read into
+// memory where the filesystem cannot map it): record batches (and arrays,
+// tables) obtained from it may point into the mapping and must not be used
+// after Close, not even if retained. Decompressed
 // buffers are recycled for later batches once released, so a batch must not
 // be used after its last Release either (the usual arrow contract).
 type File struct {

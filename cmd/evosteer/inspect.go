@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -19,9 +21,14 @@ func newInspectCmd() *cobra.Command {
 		Long: `Show what an Arrow file of the pipeline holds: its table name and schema version, the
 lineage metadata (run, step, stage, config hash, and the sha256 of every input it was computed
 from), the row count, the schema, and the first rows. The file is checked like every stage
-checks its inputs, so a truncated, foreign or outdated file is reported here too.`,
+checks its inputs, so a truncated, foreign or outdated file is reported here too. A folder is
+refused (evosteer sql --run DIR queries every table of a run folder).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if st, err := os.Stat(args[0]); err == nil && st.IsDir() {
+				return fmt.Errorf("inspect %s: is a directory; give one Arrow file (evosteer inspect %s), or query every table of a run folder with evosteer sql --run %s",
+					args[0], filepath.Join(args[0], "…", "FILE.arrow"), args[0])
+			}
 			f, err := schema.Open(args[0])
 			if err != nil {
 				return err
