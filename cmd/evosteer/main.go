@@ -4,22 +4,46 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
 )
 
+// stoppedBy is the cause of the command's context when a stop signal cancelled it.
+type stoppedBy struct{ sig syscall.Signal }
+
+func (s stoppedBy) Error() string { return s.sig.String() + " received" }
+
+// stopOnSignal returns a context cancelled, with a stoppedBy cause, by the first SIGINT (Ctrl-C)
+// or SIGTERM (kill, a service manager, a batch scheduler's time limit); later ones are ignored
+// until stop is called, so the command can finish its cleanup.
+func stopOnSignal() (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	go func() { cancel(stoppedBy{(<-ch).(syscall.Signal)}) }()
+	return ctx, func() { signal.Stop(ch); cancel(nil) }
+}
+
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := stopOnSignal()
 	defer stop()
 	err := newRoot().ExecuteContext(ctx)
+	var sig stoppedBy
 	switch {
-	case err != nil && ctx.Err() != nil:
-		// 128 + SIGINT, as a shell reports a command Ctrl-C ended.
-		fmt.Fprintln(os.Stderr, "evosteer: interrupted. Every finished stage is kept and nothing half-written is; run the same command again to resume where it stopped.")
-		os.Exit(130)
+	case err != nil && errors.As(context.Cause(ctx), &sig):
+		// 128 + the signal, as a shell reports a command the signal ended (130 for Ctrl-C, 143
+		// for SIGTERM).
+		what := "interrupted"
+		if sig.sig == syscall.SIGTERM {
+			what = "stopped by SIGTERM"
+		}
+		fmt.Fprintf(os.Stderr, "evosteer: %s. Every finished stage is kept and nothing half-written is; run the same command again to resume where it stopped.\n", what)
+		os.Exit(128 + int(sig.sig))
 	case err != nil:
 		printError(os.Stderr, err)
 		os.Exit(1)
