@@ -193,6 +193,10 @@ type PythonTool struct {
 	OpenFiles   int    `yaml:"open_files" json:"open_files"`
 	Processes   int    `yaml:"processes" json:"processes"`
 	Concurrency int    `yaml:"concurrency" json:"concurrency"`
+	// MemoryTotalMB bounds the sum of the memory limits of the programs running at once; 0 is
+	// half of the machine's memory. Omitted when 0, so that configurations written before the
+	// key keep their hash.
+	MemoryTotalMB int64 `yaml:"memory_total_mb,omitempty" json:"memory_total_mb,omitempty"`
 }
 
 // SearchTool configures the search tool.

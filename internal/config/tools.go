@@ -41,6 +41,9 @@ func (k *checker) executorTools(c *Config) {
 	k.intMin("tools.python.open_files", int64(p.OpenFiles), 16)
 	k.intMin("tools.python.processes", int64(p.Processes), 1)
 	k.intIn("tools.python.concurrency", int64(p.Concurrency), 1, 1024, "sandbox processes running at once")
+	if p.MemoryTotalMB != 0 && p.MemoryTotalMB < p.MemoryMB {
+		k.fail("tools.python.memory_total_mb", "must be 0 (half of the machine's memory) or at least memory_mb (%d), the limit of one program; got %d", p.MemoryMB, p.MemoryTotalMB)
+	}
 	s := t.Search
 	if s.URL != "" && !strings.HasPrefix(s.URL, "http://") && !strings.HasPrefix(s.URL, "https://") {
 		k.fail("tools.search.url", "must be empty (local passages) or an http(s):// URL, got %q", s.URL)

@@ -2,7 +2,9 @@
 // and the hidden tests of code tasks (METHOD.md §6.2). Every call is a fresh `python3 -I`
 // process in a private temporary folder with CPU, wall, address-space, file-size, open-file
 // and process limits and a bound on the folder's total bytes, killed with its whole process
-// group on timeout.
+// group on timeout. The address-space limits of the runs at once are bounded together, across
+// every Sandbox of the process with the same total (Config.MemoryTotal; by default half of the
+// machine's memory): a run waits until its limit fits.
 //
 // Isolation is layered, each layer probed once and used when the host allows it: fresh network,
 // PID and UTS namespaces (no network at all; every process dies with the call; the host's name

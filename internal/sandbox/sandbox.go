@@ -92,6 +92,11 @@ type Config struct {
 	Interpreter string // python executable, a path or a name looked up in PATH
 	Limits      Limits // defaults of Run
 	Concurrency int    // runs at once; further runs wait
+	// MemoryTotal bounds the memory limits of the programs running at once, summed over every
+	// Sandbox of the process with the same total; a run waits until its limit fits, and one
+	// whose limit is above the total is refused. 0: half of the machine's memory, and at least
+	// Limits.Memory.
+	MemoryTotal int64
 	TempDir     string // parent of the per-run folders; "" is os.TempDir()
 	Disable     Layers // layers not to use even where the host supports them (tests of the fallbacks)
 }
@@ -117,6 +122,7 @@ type Sandbox struct {
 	limits Limits
 	tmp    string
 	slots  chan struct{}
+	memory *budget // shared with every Sandbox of the same total
 	iso    Isolation
 	clone  uintptr
 	userns bool    // the namespaces include a user namespace (not root)
@@ -131,11 +137,15 @@ func New(cfg Config) (*Sandbox, error) {
 	if cfg.Concurrency < 1 {
 		return nil, fmt.Errorf("sandbox: concurrency %d must be >= 1", cfg.Concurrency)
 	}
+	total, err := memoryTotal(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
 	tmp := cfg.TempDir
 	if tmp == "" {
 		tmp = os.TempDir()
 	}
-	s := &Sandbox{limits: cfg.Limits, tmp: tmp, slots: make(chan struct{}, cfg.Concurrency)}
+	s := &Sandbox{limits: cfg.Limits, tmp: tmp, slots: make(chan struct{}, cfg.Concurrency), memory: budgetOf(total)}
 	s.iso.UID = os.Getuid()
 	if os.Geteuid() == 0 {
 		s.iso.UID = nobody // graded code never keeps root's privileges
@@ -322,10 +332,14 @@ func (s *Sandbox) Run(ctx context.Context, code string) Result {
 }
 
 // RunWith runs code as main.py in a fresh interpreter under lim. It waits for a free slot
-// first; a cancelled context ends the run as a tool_error.
+// first, then until lim.Memory fits in the memory total (Config.MemoryTotal); a limit above
+// the total or a cancelled context ends the run as a tool_error.
 func (s *Sandbox) RunWith(ctx context.Context, code string, lim Limits) Result {
 	id := newID()
 	if err := lim.check(); err != nil {
+		return Result{ID: id, Status: StatusToolError, Error: err.Error(), Contained: true}
+	}
+	if err := fits(lim.Memory, s.memory.total); err != nil {
 		return Result{ID: id, Status: StatusToolError, Error: err.Error(), Contained: true}
 	}
 	select {
@@ -334,6 +348,10 @@ func (s *Sandbox) RunWith(ctx context.Context, code string, lim Limits) Result {
 	case <-ctx.Done():
 		return Result{ID: id, Status: StatusToolError, Error: "cancelled while waiting: " + ctx.Err().Error(), Contained: true}
 	}
+	if err := s.memory.acquire(ctx, lim.Memory); err != nil {
+		return Result{ID: id, Status: StatusToolError, Error: "cancelled while waiting for memory: " + err.Error(), Contained: true}
+	}
+	defer s.memory.release(lim.Memory)
 	began := time.Now()
 	res := s.run(ctx, id, code, lim)
 	res.Wall = time.Since(began)

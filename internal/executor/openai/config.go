@@ -12,7 +12,7 @@ func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Se
 
 // NewSandbox returns the python sandbox of tools.python.
 func NewSandbox(p config.PythonTool) (*sandbox.Sandbox, error) {
-	return sandbox.New(sandbox.Config{Interpreter: p.Interpreter, Concurrency: p.Concurrency, Limits: sandbox.Limits{
+	return sandbox.New(sandbox.Config{Interpreter: p.Interpreter, Concurrency: p.Concurrency, MemoryTotal: p.MemoryTotalMB << 20, Limits: sandbox.Limits{
 		CPU: time.Duration(p.CPUSeconds) * time.Second, Wall: time.Duration(p.WallSeconds) * time.Second,
 		Memory: p.MemoryMB << 20, FileSize: p.FileMB << 20, OpenFiles: p.OpenFiles, Processes: p.Processes}})
 }
