@@ -51,12 +51,16 @@ func Shards(dir, table string) ([]string, error) {
 // together, shard by shard (a rollout's episodes and decisions), one list per table: the shards
 // of the first table (Shards), or its whole file when it has none, and the same shards of the
 // others. A listed file that does not exist is left to the stage runner, which names the
-// command that writes it; shards of another table that do not match the first's are an error.
+// command that writes it; an incomplete or mixed set of shards (Shards), or shards of another
+// table that do not match the first's, are an error naming the command that recomputes them.
 func (r *Folder) ShardedInputs(step int, stage string, tables ...string) ([][]string, error) {
 	dir := r.StageDir(step, stage)
+	redo := func(err error) error {
+		return fmt.Errorf("%w: recompute the %s with `evosteer %s --run %s --step %d --force`, or run each of its shards again with --shard i/n --force", err, stage, stage, r.Dir, step)
+	}
 	first, err := Shards(dir, tables[0])
 	if err != nil {
-		return nil, err
+		return nil, redo(err)
 	}
 	out := make([][]string, len(tables))
 	for k, table := range tables {
@@ -75,10 +79,10 @@ func (r *Folder) ShardedInputs(step int, stage string, tables ...string) ([][]st
 		}
 		have, err := Shards(dir, table)
 		if err != nil {
-			return nil, err
+			return nil, redo(err)
 		}
 		if len(have) > 0 && !slices.Equal(have, out[k]) {
-			return nil, fmt.Errorf("%s: the %d %s files do not match the %d %s files", dir, len(have), table, len(first), tables[0])
+			return nil, redo(fmt.Errorf("%s: the %d %s files do not match the %d %s files", dir, len(have), table, len(first), tables[0]))
 		}
 	}
 	return out, nil

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/evosteer/evosteer-go/internal/atomicfile"
@@ -79,7 +80,9 @@ type Stage interface {
 
 // Sharded is a Stage that runs as one of several shards writing the same stage folder:
 // ShardName names it ("2-of-8", layout.Shard; "" for the whole stage). Each shard's files are
-// moved in one by one and recorded under "name#shard".
+// moved in one by one and recorded under "name#shard"; they replace the files and records of the
+// stage laid out otherwise (whole, or in another number of shards), as a whole run replaces
+// those of its shards.
 type Sharded interface {
 	ShardName() string
 }
@@ -176,9 +179,11 @@ func (r *Folder) ReadManifest(step int) (*Manifest, error) {
 }
 
 // RunStage runs st for a step unless its recorded outputs exist and its inputs, seed and
-// configuration are unchanged (force recomputes). Outputs appear all at once: the stage
-// writes into a temporary folder that is renamed into place, and a failed stage leaves neither
-// outputs nor a manifest entry behind.
+// configuration are unchanged (force recomputes). Its inputs are verified first (VerifyInputs:
+// each the file its manifest records). Outputs appear all at once: the stage writes into a
+// temporary folder that is renamed into place, and a failed stage leaves neither outputs nor a
+// manifest entry behind. A step or stage folder that is a link, or a stage folder holding a file
+// the pipeline did not write, is refused before anything is written (checkOwnFolder).
 func (r *Folder) RunStage(ctx context.Context, step int, st Stage, force bool) (Result, error) {
 	name, shard := st.Name(), ""
 	if sh, ok := st.(Sharded); ok {
@@ -195,23 +200,22 @@ func (r *Folder) RunStage(ctx context.Context, step int, st Stage, force bool) (
 	if err != nil {
 		return fail(err)
 	}
-	paths := resolved.Paths()
-	if err := r.checkInputs(paths); err != nil {
-		return fail(err)
-	}
-	inputs, err := r.hashFiles(paths)
+	inputs, err := r.VerifyInputs(resolved.Paths())
 	if err != nil {
 		return fail(err)
 	}
 	stageSeed := r.StageSeed(step, name)
-	if !force {
-		m, err := r.ReadManifest(step)
-		if err != nil {
-			return fail(err)
-		}
-		if rec, ok := m.Stages[key]; ok && r.upToDate(rec, inputs, stageSeed) {
-			return Result{Skipped: true, Record: rec}, nil
-		}
+	m, err := r.ReadManifest(step)
+	if err != nil {
+		return fail(err)
+	}
+	if rec, ok := m.Stages[key]; ok && !force && r.upToDate(rec, inputs, stageSeed) {
+		return Result{Skipped: true, Record: rec}, nil
+	}
+	declared := st.Outputs(r, step)
+	outLayout := layoutOf(declared, shard)
+	if err := r.checkOwnFolder(m, name, outLayout); err != nil {
+		return fail(err)
 	}
 
 	stepDir := r.StepDir(step)
@@ -239,29 +243,28 @@ func (r *Folder) RunStage(ctx context.Context, step int, st Stage, force bool) (
 	if err != nil {
 		return fail(err)
 	}
-	if err := checkOutputs(names, st.Outputs(r, step)); err != nil {
+	if err := checkOutputs(names, declared); err != nil {
 		return fail(err)
 	}
 	final := r.StageDir(step, name)
-	if shard == "" {
-		err = atomicfile.ReplaceDir(tmp, final)
-	} else {
-		err = moveFiles(tmp, final, names)
-	}
-	if err != nil {
-		return fail(err)
-	}
-	outPaths := make([]string, len(names))
-	for i, n := range names {
-		outPaths[i] = filepath.Join(final, n)
-	}
-	outputs, err := r.hashFiles(outPaths)
-	if err != nil {
-		return fail(err)
+	outputs := make(map[string]string, len(names))
+	for _, n := range names {
+		if outputs[r.Rel(filepath.Join(final, n))], err = schema.SHA256File(filepath.Join(tmp, n)); err != nil {
+			return fail(err)
+		}
 	}
 	rec := StageRecord{Inputs: inputs, Outputs: outputs, ConfigSHA256: r.Config.SHA256(), Seed: stageSeed,
 		CodeVersion: r.CodeVersion, WallMS: time.Since(start).Milliseconds(), Finished: time.Now().UTC()}
-	if err := r.record(step, key, rec); err != nil {
+	install := func() error { return atomicfile.ReplaceDir(tmp, final) }
+	if shard != "" {
+		install = func() error {
+			if err := removeOtherLayouts(final, outLayout); err != nil {
+				return err
+			}
+			return moveFiles(tmp, final, names)
+		}
+	}
+	if err := r.commit(step, key, rec, install); err != nil {
 		return fail(err)
 	}
 	return Result{Record: rec}, nil
@@ -349,9 +352,11 @@ func moveFiles(tmp, final string, names []string) error {
 	return atomicfile.SyncDir(final)
 }
 
-// record adds one stage's entry to the step manifest under a lock, since shards of a stage
-// may finish at the same time.
-func (r *Folder) record(step int, key string, rec StageRecord) error {
+// commit puts a stage's outputs in place (install) and records the stage in the step
+// manifest, under a lock, since shards of a stage may finish at the same time. The record
+// replaces those of the stage laid out otherwise, whose files install replaced: a whole stage's
+// replaces its shards', a shard's of n the whole stage's and those of shards of another count.
+func (r *Folder) commit(step int, key string, rec StageRecord, install func() error) error {
 	unlock, err := lockFile(filepath.Join(r.StepDir(step), ".manifest.lock"))
 	if err != nil {
 		return err
@@ -360,6 +365,15 @@ func (r *Folder) record(step int, key string, rec StageRecord) error {
 	m, err := r.ReadManifest(step)
 	if err != nil {
 		return err
+	}
+	if err := install(); err != nil {
+		return err
+	}
+	name, _, _ := strings.Cut(key, "#")
+	for _, k := range stageKeys(m, name) {
+		if shardCount(k) != shardCount(key) {
+			delete(m.Stages, k)
+		}
 	}
 	m.Stages[key] = rec
 	if m.SHA256, err = m.checksum(); err != nil {
@@ -383,15 +397,18 @@ func (r *Folder) Verify(step int) error {
 	for _, key := range slices.Sorted(maps.Keys(m.Stages)) {
 		rec := m.Stages[key]
 		if rec.ConfigSHA256 != r.Config.SHA256() {
-			return fmt.Errorf("step %d stage %s was run with configuration %s, the run's is %s", step, key, rec.ConfigSHA256, r.Config.SHA256())
+			return fmt.Errorf("step %d stage %s was run with configuration %s, the run's is %s (the step folder comes from another run): %s", step, key, rec.ConfigSHA256, r.Config.SHA256(), r.recomputeStep(step))
 		}
 		for _, rel := range slices.Sorted(maps.Keys(rec.Outputs)) {
 			got, err := schema.SHA256File(filepath.Join(r.Dir, filepath.FromSlash(rel)))
+			if errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("step %d stage %s: its output %s is missing (was its stage folder deleted?): %s", step, key, rel, r.recompute(m, key))
+			}
 			if err != nil {
 				return fmt.Errorf("step %d stage %s: output %s: %w", step, key, rel, err)
 			}
 			if got != rec.Outputs[rel] {
-				return fmt.Errorf("step %d stage %s: output %s has sha256 %s, but the manifest recorded %s: the run was changed outside the pipeline; recompute that stage with --force, or start a new run", step, key, rel, got, rec.Outputs[rel])
+				return fmt.Errorf("step %d stage %s: output %s has sha256 %s, but the manifest recorded %s: the run was changed outside the pipeline; %s, or start a new run", step, key, rel, got, rec.Outputs[rel], r.recompute(m, key))
 			}
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/evosteer/evosteer-go/internal/layout"
+	"github.com/evosteer/evosteer-go/internal/runtest"
 	"github.com/evosteer/evosteer-go/internal/stats"
 	"github.com/evosteer/evosteer-go/internal/tasks"
 	"github.com/evosteer/evosteer-go/schema"
@@ -103,7 +104,9 @@ func TestEmptyBucketHasZeroCorrection(t *testing.T) {
 	}
 	empty := schema.BucketRow{Kind: "exact", Key: exactKey(shapeE.hash, 3, 2, false), NNodes: 3, NEdges: 2, Correction: 0.125}
 	rows = append([]schema.BucketRow{empty}, rows...)
-	writeRows(t, path, schema.Buckets, schema.Lineage{Run: r.Name, Step: 1, Stage: layout.Aggregate, ConfigSHA256: r.Config.SHA256()}, rows)
+	runtest.Rewrite(t, r, 1, layout.Aggregate, Stage{}.Outputs(r, 1), layout.BucketsFile, func(path string, lin schema.Lineage) error {
+		return schema.WriteRows(schema.Buckets, path, lin, rows)
+	})
 
 	writeStep(t, r, 2, w.steps[1], 1)
 	got := runAggregate(t, r, 2)

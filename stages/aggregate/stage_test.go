@@ -101,7 +101,9 @@ func TestStageOnRolloutOutput(t *testing.T) {
 			break
 		}
 	}
-	writeRows(t, path, schema.Episodes, schema.Lineage{Run: r.Name, Step: 1, Stage: layout.Rollout, ConfigSHA256: r.Config.SHA256()}, rows)
+	runtest.Rewrite(t, r, 1, layout.Rollout, rollout.Stage{}.Outputs(r, 1), layout.File(layout.Episodes), func(path string, lin schema.Lineage) error {
+		return schema.WriteRows(schema.Episodes, path, lin, rows)
+	})
 	if _, err := r.RunStage(ctx, 2, Stage{}, false); err == nil {
 		// Step 1's aggregate is stale but present; step 2 reruns on the changed pool.
 		after := readDir(t, r.StageDir(2, layout.Aggregate))

@@ -55,6 +55,17 @@ func Run(ctx context.Context, r *rundir.Folder, o Options) ([]schema.EvalRow, er
 	if o.Runs < 1 || o.Runs > 1000 {
 		return nil, fmt.Errorf("evaluate: runs must be in [1, 1000] (each run plays every test task with every paradigm), got %d", o.Runs)
 	}
+	read := []string{r.TasksPath("test"), learner.Path(r, o.Step), learner.Path(r, 0)}
+	if p := skills.LibraryPath(r, o.Step+1); p != "" {
+		read = append(read, p)
+	}
+	if slices.Contains(o.Paradigms, paradigms.SearchedWorkflow) {
+		read = append(read, r.TasksPath("train"))
+	}
+	inputs, err := r.VerifyInputs(read)
+	if err != nil {
+		return nil, fmt.Errorf("evaluate step %d: %w", o.Step, err)
+	}
 	test, err := tasks.ReadFile(r.TasksPath("test"))
 	if err != nil {
 		return nil, err
@@ -124,7 +135,7 @@ func Run(ctx context.Context, r *rundir.Folder, o Options) ([]schema.EvalRow, er
 			}
 		}
 	}
-	if err := write(r, rows, searched); err != nil {
+	if err := write(r, inputs, rows, searched); err != nil {
 		return nil, err
 	}
 	return rows, nil
@@ -191,16 +202,16 @@ func summarize(iid []string, name string, run int, runSeed uint64, version int64
 // searched_workflow paradigm was evaluated.
 const WorkflowsFile = "workflows.json"
 
-// write puts eval/ in place at once: results.arrow, table.md and, after a workflow search,
-// workflows.json.
-func write(r *rundir.Folder, rows []schema.EvalRow, searched *paradigms.SearchResult) error {
+// write puts eval/ in place at once: results.arrow (its lineage records the files read, inputs),
+// table.md and, after a workflow search, workflows.json.
+func write(r *rundir.Folder, inputs map[string]string, rows []schema.EvalRow, searched *paradigms.SearchResult) error {
 	dir := filepath.Join(r.Dir, layout.Eval)
 	tmp, err := os.MkdirTemp(r.Dir, ".tmp-eval-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	lin := schema.Lineage{Run: r.Name, Stage: layout.Eval, ConfigSHA256: r.Config.SHA256()}
+	lin := schema.Lineage{Run: r.Name, Stage: layout.Eval, ConfigSHA256: r.Config.SHA256(), Inputs: inputs}
 	if err := schema.WriteRows(schema.EvalResults, filepath.Join(tmp, layout.EvalResultsFile), lin, rows); err != nil {
 		return err
 	}

@@ -89,6 +89,10 @@ func Run(ctx context.Context, r *rundir.Folder, o Options) (*Result, error) {
 	if err := checkpointExists(r, o.Step); err != nil {
 		return nil, err
 	}
+	lin, err := lineage(r, o.Step)
+	if err != nil {
+		return nil, fmt.Errorf("probe: %w", err)
+	}
 	l, lib, err := learner.Frozen(r, o.Step)
 	if err != nil {
 		return nil, fmt.Errorf("probe: %w", err)
@@ -164,10 +168,6 @@ func Run(ctx context.Context, r *rundir.Folder, o Options) (*Result, error) {
 	}
 	setLossTargets(rows, targets)
 	sum, err := probetable.Summarize(o.Step, rows)
-	if err != nil {
-		return nil, fmt.Errorf("probe: %w", err)
-	}
-	lin, err := lineage(r, o.Step)
 	if err != nil {
 		return nil, fmt.Errorf("probe: %w", err)
 	}
@@ -398,19 +398,16 @@ func taskRows(f *first, beta float64, rewards [][]float64, unhealthy []int32) []
 	return rows
 }
 
-// lineage records the probed step and the hashes of what the probe read.
+// lineage records the probed step and the hashes of what the probe reads, each verified against
+// its manifest (rundir.VerifyInputs) before it is read.
 func lineage(r *rundir.Folder, step int) (schema.Lineage, error) {
-	inputs := map[string]string{}
 	paths := []string{r.TasksPath("train"), learner.Path(r, step)}
 	if p := skills.LibraryPath(r, step+1); p != "" {
 		paths = append(paths, p)
 	}
-	for _, p := range paths {
-		sum, err := schema.SHA256File(p)
-		if err != nil {
-			return schema.Lineage{}, err
-		}
-		inputs[r.Rel(p)] = sum
+	inputs, err := r.VerifyInputs(paths)
+	if err != nil {
+		return schema.Lineage{}, err
 	}
 	return schema.Lineage{Run: r.Name, Step: step, Stage: probetable.Folder, ConfigSHA256: r.Config.SHA256(), Inputs: inputs}, nil
 }

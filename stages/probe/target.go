@@ -3,6 +3,7 @@ package probe
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/rundir"
@@ -64,6 +65,11 @@ func addTargets(r *rundir.Folder, j int, out map[cell]*lossTarget) error {
 	if err != nil {
 		return err
 	}
+	scoresPath := filepath.Join(r.StageDir(j, layout.Rescore), layout.ScoresFile)
+	coefPath := filepath.Join(r.StageDir(j, layout.Update), layout.CoefficientsFile)
+	if _, err := r.VerifyInputs(append(slices.Concat(shards...), scoresPath, coefPath)); err != nil {
+		return err
+	}
 	episodes, err := schema.ReadFiles[schema.EpisodeRow](schema.Episodes, shards[0])
 	if err != nil {
 		return err
@@ -80,7 +86,7 @@ func addTargets(r *rundir.Folder, j int, out map[cell]*lossTarget) error {
 			e.action, e.hasAction = d.ActionJSON, true
 		}
 	}
-	scores, err := schema.ReadFile[schema.ScoreRow](schema.Scores, filepath.Join(r.StageDir(j, layout.Rescore), layout.ScoresFile))
+	scores, err := schema.ReadFile[schema.ScoreRow](schema.Scores, scoresPath)
 	if err != nil {
 		return err
 	}
@@ -89,7 +95,6 @@ func addTargets(r *rundir.Folder, j int, out map[cell]*lossTarget) error {
 			e.deltaL, e.hasDelta = s.DeltaL, true
 		}
 	}
-	coefPath := filepath.Join(r.StageDir(j, layout.Update), layout.CoefficientsFile)
 	coefs, err := schema.ReadFile[schema.CoefficientRow](schema.Coefficients, coefPath)
 	if err != nil {
 		return err

@@ -104,11 +104,13 @@ func TestRescoreChecksTheTemperedBehaviour(t *testing.T) {
 }
 
 // shiftBehavior moves the behaviour log-probability of the first sampled branch decision of
-// step 1 by the relative amount rel.
+// step 1 by the relative amount rel, in a rollout the stage runner records (the runner refuses an
+// input changed by hand before rescore meets it).
 func shiftBehavior(t *testing.T, r *rundir.Folder, rel float64) {
 	t.Helper()
-	path := filepath.Join(r.StageDir(1, layout.Rollout), layout.File(layout.Decisions))
-	decs, err := schema.ReadFile[schema.DecisionRow](schema.Decisions, path)
+	dir := r.StageDir(1, layout.Rollout)
+	decisions := layout.File(layout.Decisions)
+	decs, err := schema.ReadFile[schema.DecisionRow](schema.Decisions, filepath.Join(dir, decisions))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,9 +120,9 @@ func shiftBehavior(t *testing.T, r *rundir.Folder, rel float64) {
 			break
 		}
 	}
-	if err := schema.WriteRows(schema.Decisions, path, schema.Lineage{Run: "demo", Step: 1, Stage: layout.Rollout, ConfigSHA256: r.Config.SHA256()}, decs); err != nil {
-		t.Fatal(err)
-	}
+	runtest.Rewrite(t, r, 1, layout.Rollout, rollout.Stage{}.Outputs(r, 1), decisions, func(path string, lin schema.Lineage) error {
+		return schema.WriteRows(schema.Decisions, path, lin, decs)
+	})
 }
 
 // A rollout that was not sampled from the checkpoint it is rescored with fails loudly.
