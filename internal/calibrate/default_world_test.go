@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"reflect"
 	"testing"
@@ -34,6 +35,24 @@ func TestTheDefaultWorldIsTheCommittedFit(t *testing.T) {
 	}
 	if def.Prior != world.Prior {
 		t.Error("pipeline.yaml's reference_prior: block differs from configs/world-paper.yaml")
+	}
+}
+
+// TestTheDefaultWorldNamesItsTargets: the committed world's header records the targets file as
+// it is now (the line `make calibrate` writes), so the byte-for-byte check of a refit compares
+// like with like after an edit of the targets file.
+func TestTheDefaultWorldNamesItsTargets(t *testing.T) {
+	tg, err := ReadTargets(paperTargets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(worldFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("# targets: paper-table2-baselines.csv (sha256 %s, %d cells)\n", tg.SHA256, len(tg.Cells))
+	if !bytes.Contains(b, []byte(want)) {
+		t.Errorf("%s does not hold the line %q: refit (make calibrate) or copy the line the fit writes", worldFile, want)
 	}
 }
 
