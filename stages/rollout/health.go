@@ -16,13 +16,15 @@ const maxCauses = 10
 
 var (
 	durationText = regexp.MustCompile(`(?:[0-9]+(?:\.[0-9]+)?(?:ns|us|µs|ms|h|m|s))+`)
-	numberText   = regexp.MustCompile(`[0-9]+(?:\.[0-9]+)?`)
+	// numberText is a number, unless it is an HTTP status, which tells causes apart.
+	numberText = regexp.MustCompile(`(HTTP [0-9]{3}\b)|[0-9]+(?:\.[0-9]+)?`)
 )
 
 // causeOf is the cause an unhealthy reason states: its text with every duration and every
-// number as #, so that reasons differing only in a wait, a count or a port are one cause.
+// number but an HTTP status as #, so that reasons differing only in a wait, a count or a port
+// are one cause, and a 429 and a 503 are two.
 func causeOf(reason string) string {
-	return numberText.ReplaceAllString(durationText.ReplaceAllString(reason, "#"), "#")
+	return numberText.ReplaceAllString(durationText.ReplaceAllString(reason, "#"), "$1#")
 }
 
 // cause is the episodes of one cause: how many, the first reason in episode order, and whether

@@ -11,7 +11,7 @@ import (
 )
 
 // TestUnhealthyReasonsAreGroupedByCause: reasons that differ only in a duration or a count are
-// one cause, on one line with its count; the line says how many causes there are when it lists
+// one cause (an HTTP status is not such a number), on one line with its count; the line says how many causes there are when it lists
 // only the most frequent; a server's control characters are escaped.
 func TestUnhealthyReasonsAreGroupedByCause(t *testing.T) {
 	var reasons []string
@@ -25,9 +25,10 @@ func TestUnhealthyReasonsAreGroupedByCause(t *testing.T) {
 	for range 2 {
 		reasons = append(reasons, "node n0: chat completion: HTTP 400: \x1b[2J\x1b[31mbad request\r\a")
 	}
-	for i := range 10 {
+	for i := range 9 {
 		reasons = append(reasons, "cause "+string(rune('a'+i)))
 	}
+	reasons = append(reasons, strings.Replace(reasons[0], "HTTP 503", "HTTP 429", 1))
 	eps := make([]episode.Played, len(reasons))
 	for i := range reasons {
 		eps[i].Episode = schema.EpisodeRow{Healthy: false, UnhealthyReason: &reasons[i]}
@@ -46,7 +47,7 @@ func TestUnhealthyReasonsAreGroupedByCause(t *testing.T) {
 	}
 	n := 0
 	for _, l := range lines {
-		if strings.Contains(l, "the server failed for") {
+		if strings.Contains(l, "HTTP 503") {
 			n++
 			if !strings.HasPrefix(l, "  12 x begin episode: chat completion: the server failed for 1m0s after 17 attempts") {
 				t.Errorf("grouped line %q: want the count and the first reason", l)
@@ -56,7 +57,8 @@ func TestUnhealthyReasonsAreGroupedByCause(t *testing.T) {
 	if n != 1 {
 		t.Errorf("one cause on %d lines:\n%s", n, msg)
 	}
-	for _, want := range []string{"\n  3 x episode did not stop\n", `\x1b[2J\x1b[31mbad request\r\a`, "\n  and 3 more causes (3 episodes)"} {
+	for _, want := range []string{"\n  3 x episode did not stop\n", `\x1b[2J\x1b[31mbad request\r\a`, "\n  and 3 more causes (3 episodes)",
+		"\n  1 x begin episode: chat completion: the server failed for 1m0s after 17 attempts (outage tolerance 1m0s): HTTP 429: overloaded\n"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("want %q in\n%s", want, msg)
 		}
