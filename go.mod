@@ -10,6 +10,7 @@ require (
 	github.com/gomlx/gomlx v0.26.0
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/spf13/cobra v1.10.2
+	golang.org/x/sync v0.22.0
 	golang.org/x/term v0.47.0
 	golang.org/x/text v0.41.0
 	gonum.org/v1/gonum v0.17.0

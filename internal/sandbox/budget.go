@@ -1,26 +1,20 @@
 package sandbox
 
 import (
-	"container/list"
-	"context"
 	"fmt"
 	"sync"
 	"syscall"
+
+	"golang.org/x/sync/semaphore"
 )
 
 // budget bounds the memory limits of the programs running at once: a run takes its
-// Limits.Memory before it starts and gives it back when it ends. It is a weighted semaphore,
-// first come first served, so a run with a large limit is not passed over by smaller ones.
+// Limits.Memory before it starts and gives it back when it ends. golang.org/x/sync's weighted
+// semaphore grants in arrival order, so a run with a large limit is not passed over by smaller
+// ones.
 type budget struct {
-	total   int64
-	mu      sync.Mutex
-	used    int64
-	waiting list.List // of *waiter, in arrival order
-}
-
-type waiter struct {
-	n     int64
-	ready chan struct{} // closed when the bytes are granted
+	total int64
+	*semaphore.Weighted
 }
 
 // budgets holds one budget per total: every Sandbox of a process with the same total (those
@@ -35,58 +29,10 @@ func budgetOf(total int64) *budget {
 	defer budgets.Unlock()
 	b := budgets.of[total]
 	if b == nil {
-		b = &budget{total: total}
+		b = &budget{total: total, Weighted: semaphore.NewWeighted(total)}
 		budgets.of[total] = b
 	}
 	return b
-}
-
-// acquire waits until n bytes fit beside the running programs' limits, or ctx ends.
-func (b *budget) acquire(ctx context.Context, n int64) error {
-	b.mu.Lock()
-	if b.waiting.Len() == 0 && b.used+n <= b.total {
-		b.used += n
-		b.mu.Unlock()
-		return nil
-	}
-	w := &waiter{n: n, ready: make(chan struct{})}
-	e := b.waiting.PushBack(w)
-	b.mu.Unlock()
-	select {
-	case <-w.ready:
-		return nil
-	case <-ctx.Done():
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		select {
-		case <-w.ready: // granted meanwhile: give it back
-			b.used -= n
-		default:
-			b.waiting.Remove(e)
-		}
-		b.grant()
-		return ctx.Err()
-	}
-}
-
-func (b *budget) release(n int64) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.used -= n
-	b.grant()
-}
-
-// grant hands bytes to the waiters in arrival order while the first of them fits.
-func (b *budget) grant() {
-	for e := b.waiting.Front(); e != nil; e = b.waiting.Front() {
-		w := e.Value.(*waiter)
-		if b.used+w.n > b.total {
-			return
-		}
-		b.used += w.n
-		b.waiting.Remove(e)
-		close(w.ready)
-	}
 }
 
 // memoryTotal is the budget of a configuration: Config.MemoryTotal, or half of the machine's

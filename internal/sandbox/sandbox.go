@@ -348,10 +348,10 @@ func (s *Sandbox) RunWith(ctx context.Context, code string, lim Limits) Result {
 	case <-ctx.Done():
 		return Result{ID: id, Status: StatusToolError, Error: "cancelled while waiting: " + ctx.Err().Error(), Contained: true}
 	}
-	if err := s.memory.acquire(ctx, lim.Memory); err != nil {
+	if err := s.memory.Acquire(ctx, lim.Memory); err != nil {
 		return Result{ID: id, Status: StatusToolError, Error: "cancelled while waiting for memory: " + err.Error(), Contained: true}
 	}
-	defer s.memory.release(lim.Memory)
+	defer s.memory.Release(lim.Memory)
 	began := time.Now()
 	res := s.run(ctx, id, code, lim)
 	res.Wall = time.Since(began)
