@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -251,31 +252,45 @@ func TestSmallTaskPool(t *testing.T) {
 	}
 }
 
-// TestCtrlCExitsWith130AndSaysHowToResume: an interrupted train exits with status 130 (what a
-// shell reports for Ctrl-C), says how to resume instead of "context canceled", and resumes.
-func TestCtrlCExitsWith130AndSaysHowToResume(t *testing.T) {
-	cfg := filepath.Join(t.TempDir(), "small.yaml")
-	writeFile(t, cfg, trainConfig)
-	dir := filepath.Join(t.TempDir(), "demo")
-	p := startCLI(t, "train", "--run", dir, "--config", cfg, "--steps", "50")
-	p.waitLine(t, " done in ")
-	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	var tail []string
-	for line := range p.lines {
-		tail = append(tail, line)
-	}
-	err := <-p.done
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 130 {
-		t.Fatalf("exit %v, want status 130; stderr:\n%s", err, strings.Join(tail, "\n"))
-	}
-	text := strings.Join(tail, "\n")
-	if !strings.Contains(text, "interrupted") || !strings.Contains(text, "run the same command again to resume") || strings.Contains(text, "context canceled") {
-		t.Errorf("stderr:\n%s", text)
-	}
-	if out, err := run(t, "", "train", "--run", dir, "--steps", "1"); err != nil {
-		t.Fatalf("resume after Ctrl-C: %v\n%s", err, out)
+// TestCtrlCAndSIGTERMExitAndSayHowToResume: a train interrupted by Ctrl-C, or ended with SIGTERM
+// by a service manager, a scheduler or `kill`, keeps every finished stage, exits with the status
+// a shell reports for the signal (128 + its number: 130, 143), says how to resume instead of
+// "context canceled", and resumes.
+func TestCtrlCAndSIGTERMExitAndSayHowToResume(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		signal os.Signal
+		status int
+		says   string
+	}{{"Ctrl-C", os.Interrupt, 130, "interrupted"}, {"SIGTERM", syscall.SIGTERM, 143, "evosteer: stopped by SIGTERM"}} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := filepath.Join(t.TempDir(), "small.yaml")
+			writeFile(t, cfg, trainConfig)
+			dir := filepath.Join(t.TempDir(), "demo")
+			p := startCLI(t, "train", "--run", dir, "--config", cfg, "--steps", "50")
+			p.waitLine(t, " done in ")
+			if err := p.cmd.Process.Signal(c.signal); err != nil {
+				t.Fatal(err)
+			}
+			var tail []string
+			for line := range p.lines {
+				tail = append(tail, line)
+			}
+			err := <-p.done
+			text := strings.Join(tail, "\n")
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != c.status {
+				t.Fatalf("exit %v, want status %d; stderr:\n%s", err, c.status, text)
+			}
+			if !strings.Contains(text, c.says) || !strings.Contains(text, "run the same command again to resume") || strings.Contains(text, "context canceled") {
+				t.Errorf("stderr:\n%s", text)
+			}
+			if len(runFiles(t, dir)) == 0 {
+				t.Error("no finished stage was kept")
+			}
+			if out, err := run(t, "", "train", "--run", dir, "--steps", "1"); err != nil {
+				t.Fatalf("resume after %s: %v\n%s", c.name, err, out)
+			}
+		})
 	}
 }
