@@ -18,6 +18,7 @@ import (
 	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/redact"
+	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/skills"
 	"github.com/evosteer/evosteer-go/schema"
 )
@@ -94,6 +95,22 @@ func modelConfig(t *testing.T, url string) *config.Config {
 	cfg.Author.APIKeyEnv = "EVOSTEER_TEST_AUTHOR_KEY"
 	t.Setenv(cfg.Author.APIKeyEnv, testKey)
 	return cfg
+}
+
+// authorAgainst runs the openai author against the server at url through steps 1 and 2 of a new
+// run and returns the run and step 2's proposals.
+func authorAgainst(t *testing.T, url string) (*rundir.Folder, []schema.ProposalRow) {
+	t.Helper()
+	cfg := modelConfig(t, url)
+	r := newRun(t, func(c *config.Config) {
+		c.Author.Backend, c.Author.BaseURL, c.Author.Model, c.Author.APIKeyEnv = "openai", cfg.Author.BaseURL, cfg.Author.Model, cfg.Author.APIKeyEnv
+	})
+	a, err := New(r.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stepThrough(t, r, 2, a)
+	return r, proposals(t, r, 2)
 }
 
 func testWindow() Window {
@@ -269,16 +286,7 @@ func TestStageModelAuthor(t *testing.T) {
 			reply(w, goodReply)
 		}
 	})
-	cfg := modelConfig(t, s.URL)
-	r := newRun(t, func(c *config.Config) {
-		c.Author.Backend, c.Author.BaseURL, c.Author.Model, c.Author.APIKeyEnv = "openai", cfg.Author.BaseURL, cfg.Author.Model, cfg.Author.APIKeyEnv
-	})
-	a, err := New(r.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stepThrough(t, r, 2, a)
-	rows := proposals(t, r, 2)
+	r, rows := authorAgainst(t, s.URL)
 	if len(rows) != 3 {
 		t.Fatalf("%d windows", len(rows))
 	}
@@ -333,16 +341,7 @@ func TestModelAuthorEchoedKeyIsNeverStored(t *testing.T) {
 	var logged strings.Builder
 	defer slog.SetDefault(slog.Default())
 	slog.SetDefault(slog.New(slog.NewTextHandler(&logged, nil)))
-	cfg := modelConfig(t, s.URL)
-	r := newRun(t, func(c *config.Config) {
-		c.Author.Backend, c.Author.BaseURL, c.Author.Model, c.Author.APIKeyEnv = "openai", cfg.Author.BaseURL, cfg.Author.Model, cfg.Author.APIKeyEnv
-	})
-	a, err := New(r.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stepThrough(t, r, 2, a)
-	rows := proposals(t, r, 2)
+	r, rows := authorAgainst(t, s.URL)
 	if len(rows) != 3 || rows[0].Status != StatusProposed || rows[0].Description == nil || !strings.Contains(*rows[0].Description, redact.Marker) ||
 		rows[1].Status != StatusError || rows[1].RawOutput == nil || rows[2].Status != StatusError || rows[2].Reason == nil ||
 		!strings.Contains(*rows[2].Reason, "HTTP 403") || !strings.Contains(logged.String(), "retrying") {
@@ -418,16 +417,7 @@ func TestModelAuthorImpossibleUsageIsAFailedProposal(t *testing.T) {
 		}
 		fmt.Fprintf(w, `{"choices":[{"message":{"role":"assistant","content":"null"},"finish_reason":"stop"}],"usage":{%s}}`, usage)
 	})
-	cfg := modelConfig(t, s.URL)
-	r := newRun(t, func(c *config.Config) {
-		c.Author.Backend, c.Author.BaseURL, c.Author.Model, c.Author.APIKeyEnv = "openai", cfg.Author.BaseURL, cfg.Author.Model, cfg.Author.APIKeyEnv
-	})
-	a, err := New(r.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stepThrough(t, r, 2, a)
-	rows := proposals(t, r, 2)
+	_, rows := authorAgainst(t, s.URL)
 	if len(rows) != 3 {
 		t.Fatalf("%d windows", len(rows))
 	}
