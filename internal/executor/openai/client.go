@@ -97,7 +97,7 @@ func (e *redactedError) Unwrap() error { return e.cause }
 // Client calls a Chat Completions endpoint; it is safe for concurrent use.
 type Client struct {
 	cfg   ClientConfig
-	url   string
+	base  string // BaseURL without its trailing slash
 	http  *http.Client
 	slots chan struct{}
 	log   *slog.Logger
@@ -127,7 +127,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	noRedirect := func(req *http.Request, _ []*http.Request) error {
 		return fmt.Errorf("the server redirected to %s: %w (set %s to the endpoint itself)", req.URL.Redacted(), ErrRedirect, cfg.BaseURLSetting)
 	}
-	return &Client{cfg: cfg, url: strings.TrimRight(cfg.BaseURL, "/") + "/chat/completions",
+	return &Client{cfg: cfg, base: strings.TrimRight(cfg.BaseURL, "/"),
 		http: &http.Client{Transport: tr, CheckRedirect: noRedirect}, slots: make(chan struct{}, cfg.MaxConcurrency), log: log}, nil
 }
 
@@ -187,10 +187,7 @@ type wireResponse struct {
 	} `json:"usage"`
 }
 
-// Chat makes one completion. Transient failures (connection errors, timeouts, 5xx, 408, 429)
-// are retried with exponential backoff until they have lasted longer than the outage
-// tolerance or MaxAttempts attempts have failed; other 4xx, redirects and malformed replies
-// fail at once with the server's message.
+// Chat makes one completion (POST /chat/completions under the base URL), under Do's rules.
 func (c *Client) Chat(ctx context.Context, req ChatRequest) (ChatResponse, error) {
 	wr := wireRequest{Model: c.cfg.Model, Messages: req.Messages, MaxTokens: req.MaxTokens, Temperature: req.Temperature,
 		Seed: req.Seed, Stop: req.Stop}
@@ -201,39 +198,64 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (ChatResponse, error
 	if err != nil {
 		return ChatResponse{}, err
 	}
+	var resp ChatResponse
+	err = c.Do(ctx, "chat completion", http.MethodPost, "/chat/completions", body, func(raw []byte) (err error) {
+		resp, err = c.decodeChat(raw)
+		return err
+	})
+	if err != nil {
+		return ChatResponse{}, err
+	}
+	if resp.Usage.Estimated {
+		resp.Usage = estimateUsage(req.Messages, resp.Text)
+	}
+	return resp, nil
+}
+
+// Do sends one request (body nil for none) to path under the base URL and hands a 2xx reply's
+// body to decode. Every model call goes through it, so every one follows the same rules:
+// concurrency slots, the per-attempt timeout, no redirect, the reply cap, the key redacted from
+// every error and log line. Transient failures (connection errors, timeouts, 5xx, 408, 429) are
+// retried with exponential backoff until they have lasted longer than the outage tolerance or
+// MaxAttempts attempts have failed; other 4xx, redirects and replies decode refuses (a malformed
+// reply: retrying cannot help) fail at once with the server's message. op names the call in
+// errors and logs.
+func (c *Client) Do(ctx context.Context, op, method, path string, body []byte, decode func(raw []byte) error) error {
 	var first time.Time
 	pause := c.cfg.BackoffInitial
 	for attempt := 1; ; attempt++ {
-		resp, err := c.attempt(ctx, body)
+		raw, err := c.attempt(ctx, method, c.base+path, body)
 		if err == nil {
-			if resp.Usage.Estimated {
-				resp.Usage = estimateUsage(req.Messages, resp.Text)
+			if err = decode(raw); err != nil && !errors.Is(err, ErrMalformed) {
+				err = fmt.Errorf("%w: %w", ErrMalformed, err)
 			}
-			return resp, nil
+		}
+		if err == nil {
+			return nil
 		}
 		if ctx.Err() != nil {
-			return ChatResponse{}, fmt.Errorf("chat completion: %w", ctx.Err())
+			return fmt.Errorf("%s: %w", op, ctx.Err())
 		}
 		var he *HTTPError
 		if errors.Is(err, ErrMalformed) || errors.Is(err, ErrRedirect) || errors.As(err, &he) && !he.transient() {
-			return ChatResponse{}, fmt.Errorf("chat completion: %w", &redactedError{text: c.redact(err.Error()), cause: err})
+			return fmt.Errorf("%s: %w", op, &redactedError{text: c.redact(err.Error()), cause: err})
 		}
 		now := time.Now()
 		if first.IsZero() {
 			first = now
 		}
 		if failing := now.Sub(first); failing >= c.cfg.Outage || attempt == c.cfg.MaxAttempts {
-			return ChatResponse{}, fmt.Errorf("chat completion: the server failed for %v after %d attempts (outage tolerance %v, attempts %s): %s",
-				failing.Round(time.Millisecond), attempt, c.cfg.Outage, attemptLimit(c.cfg.MaxAttempts), c.redact(err.Error()))
+			return fmt.Errorf("%s: the server failed for %v after %d attempts (outage tolerance %v, attempts %s): %s",
+				op, failing.Round(time.Millisecond), attempt, c.cfg.Outage, attemptLimit(c.cfg.MaxAttempts), c.redact(err.Error()))
 		}
 		wait := min(pause, c.cfg.Outage-now.Sub(first))
-		c.log.Warn("chat completion failed; retrying", "attempt", attempt, "pause", wait, "error", c.redact(err.Error()))
+		c.log.Warn(op+" failed; retrying", "attempt", attempt, "pause", wait, "error", c.redact(err.Error()))
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return ChatResponse{}, fmt.Errorf("chat completion: %w", ctx.Err())
+			return fmt.Errorf("%s: %w", op, ctx.Err())
 		}
 		pause = min(2*pause, c.cfg.BackoffMax)
 	}
@@ -247,41 +269,53 @@ func attemptLimit(n int) string {
 	return fmt.Sprint(n)
 }
 
-// attempt is one HTTP exchange, holding a concurrency slot for its duration only.
-func (c *Client) attempt(ctx context.Context, body []byte) (ChatResponse, error) {
+// attempt is one HTTP exchange, holding a concurrency slot for its duration only; it returns
+// a 2xx reply's body.
+func (c *Client) attempt(ctx context.Context, method, url string, body []byte) ([]byte, error) {
 	select {
 	case c.slots <- struct{}{}:
 		defer func() { <-c.slots }()
 	case <-ctx.Done():
-		return ChatResponse{}, ctx.Err()
+		return nil, ctx.Err()
 	}
 	actx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
-	hreq, err := http.NewRequestWithContext(actx, http.MethodPost, c.url, bytes.NewReader(body))
-	if err != nil {
-		return ChatResponse{}, err
+	var reader io.Reader
+	if body != nil {
+		reader = bytes.NewReader(body)
 	}
-	hreq.Header.Set("Content-Type", "application/json")
+	hreq, err := http.NewRequestWithContext(actx, method, url, reader)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		hreq.Header.Set("Content-Type", "application/json")
+	}
 	if c.cfg.APIKey != "" {
 		hreq.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
 	}
 	hresp, err := c.http.Do(hreq)
 	if err != nil {
-		return ChatResponse{}, err
+		return nil, err
 	}
 	defer hresp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(hresp.Body, MaxReplyBytes+1))
 	if err != nil {
-		return ChatResponse{}, err
+		return nil, err
 	}
 	if len(raw) > MaxReplyBytes {
-		return ChatResponse{}, fmt.Errorf("%w: the reply is larger than %d MiB (HTTP %d); refusing it", ErrMalformed, MaxReplyBytes>>20, hresp.StatusCode)
+		return nil, fmt.Errorf("%w: the reply is larger than %d MiB (HTTP %d); refusing it", ErrMalformed, MaxReplyBytes>>20, hresp.StatusCode)
 	}
 	// The body is redacted before it is cut: cut first, a key echoed across the cut would keep
 	// its head, which no later redaction of the whole key finds.
 	if hresp.StatusCode < 200 || hresp.StatusCode > 299 {
-		return ChatResponse{}, &HTTPError{Status: hresp.StatusCode, Message: redact.Cut(serverMessage(raw), c.cfg.APIKey, errorBodyChars)}
+		return nil, &HTTPError{Status: hresp.StatusCode, Message: redact.Cut(serverMessage(raw), c.cfg.APIKey, errorBodyChars)}
 	}
+	return raw, nil
+}
+
+// decodeChat reads a Chat Completions reply.
+func (c *Client) decodeChat(raw []byte) (ChatResponse, error) {
 	var wr wireResponse
 	if err := json.Unmarshal(raw, &wr); err != nil {
 		return ChatResponse{}, fmt.Errorf("%w: %v: %q", ErrMalformed, err, redact.Cut(string(raw), c.cfg.APIKey, malformedBodyChars))
@@ -304,8 +338,8 @@ func (c *Client) attempt(ctx context.Context, body []byte) (ChatResponse, error)
 			name string
 			n    int64
 		}{{"prompt_tokens", *u.PromptTokens}, {"completion_tokens", *u.CompletionTokens}} {
-			if f.n < 0 || f.n > maxTokens {
-				return ChatResponse{}, fmt.Errorf("%w: usage.%s is %d, outside [0, %d]", ErrMalformed, f.name, f.n, int64(maxTokens))
+			if err := CheckTokens("usage."+f.name, f.n); err != nil {
+				return ChatResponse{}, err
 			}
 		}
 		resp.Usage = Usage{PromptTokens: *u.PromptTokens, CompletionTokens: *u.CompletionTokens}
@@ -313,6 +347,15 @@ func (c *Client) attempt(ctx context.Context, body []byte) (ChatResponse, error)
 		resp.Usage.Estimated = true
 	}
 	return resp, nil
+}
+
+// CheckTokens refuses a token count or id a server reports outside [0, 2^40] as a malformed
+// reply, naming the field; such a number is never written to a run.
+func CheckTokens(field string, n int64) error {
+	if n < 0 || n > maxTokens {
+		return fmt.Errorf("%w: %s is %d, outside [0, %d]", ErrMalformed, field, n, int64(maxTokens))
+	}
+	return nil
 }
 
 // serverMessage is the error message of an error body: OpenAI's {"error": {"message"}},
