@@ -99,7 +99,8 @@ const (
 // floor; a package under a listed folder shares its floor.
 var floors = map[int][]string{
 	0: {".", "schema", "sql", "internal/layout", "internal/atomicfile", "internal/seed", "internal/sandbox",
-		"internal/textrules", "internal/redact", "internal/stats", "internal/arrowfmt", "internal/executor/search", "internal/paper", "internal/figure"},
+		"internal/textrules", "internal/redact", "internal/stats", "internal/arrowfmt", "internal/executor/search", "internal/paper", "internal/figure",
+		"internal/actiontrie"},
 	1: {"internal/config", "internal/tasks", "internal/executor", "internal/orchestra", "internal/policy", "internal/sim",
 		"internal/rundir", "internal/duck", "internal/skills", "internal/probetable"},
 	2: {"gpu"},

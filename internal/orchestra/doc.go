@@ -17,7 +17,9 @@
 //     decisions under per-resource caps and a combined token cap.
 //   - The 30 execution features (evosteer-public-features@5), the task-type one-hot, the
 //     structure keys of the structural buckets, the observation after every action, the
-//     diagnosis, and the controller's view of the state.
+//     diagnosis, and the controller's view of the state (its user message) with the fixed
+//     system message a served LLM controller reads first (ControllerSystemPrompt, versioned
+//     by ControllerSystemPromptID).
 //
 // The roles of the reference configuration and their per-family adaptation live here too.
 //
