@@ -8,6 +8,7 @@ require (
 	github.com/duckdb/duckdb-go/v2 v2.10505.0
 	github.com/goccy/go-yaml v1.19.2
 	github.com/gomlx/gomlx v0.26.0
+	github.com/hashicorp/golang-lru/v2 v2.0.7
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/spf13/cobra v1.10.2
 	golang.org/x/sync v0.22.0

@@ -53,6 +53,9 @@ type forbid struct {
 	why     string
 }
 
+// testOnly are the packages of test fixtures, which only tests may import.
+var testOnly = []string{"internal/runtest", "internal/executor/scoring/fakeengine"}
+
 // forbidden are the doc.go rules about imports, and those of issue 18 (leaves).
 var forbidden = []forbid{
 	{"internal/tasks", []string{"internal/orchestra", "internal/executor", "internal/sim", "internal/episode"},
@@ -81,7 +84,7 @@ var forbidden = []forbid{
 }
 
 // leaves import no other project package (their doc.go files say so).
-var leaves = []string{"internal/textrules", "internal/sandbox", "internal/atomicfile", "internal/paper", "internal/figure"}
+var leaves = []string{"internal/textrules", "internal/sandbox", "internal/atomicfile", "internal/paper", "internal/figure", "internal/actiontrie"}
 
 // schemaMayImport is what schema imports of the project (schema/doc.go).
 var schemaMayImport = []string{"internal/atomicfile"}
@@ -184,8 +187,8 @@ func violations(pkgs []listed) []string {
 			if test {
 				return // the rules below are about what a package is built from
 			}
-			if target == "internal/runtest" {
-				bad("%s imports internal/runtest: it is only for tests", self)
+			if slices.Contains(testOnly, target) {
+				bad("%s imports %s: it is only for tests", self, target)
 			}
 			if self == "schema" && !slices.Contains(schemaMayImport, target) {
 				bad("schema imports %s: schema imports no project package but %v", target, schemaMayImport)
@@ -284,6 +287,7 @@ func TestLayeringCatchesViolations(t *testing.T) {
 		{p("internal/textrules", "internal/seed"), "leaf"},
 		{p("internal/executor/openai", "internal/orchestra"), "must not decide anything about the graph"},
 		{p("stages/rollout", "internal/runtest"), "only for tests"},
+		{p("internal/executor/scoring", "internal/executor/scoring/fakeengine"), "only for tests"},
 		{listed{ImportPath: module + "/internal/skills", TestImports: []string{module + "/stages/rollout"}}, "only a stage's tests"},
 		{listed{ImportPath: module + "/sql", GoFiles: []string{"embed.go", "query.go"}}, "no Go logic"},
 	} {

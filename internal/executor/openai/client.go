@@ -79,8 +79,9 @@ func (e *HTTPError) transient() bool {
 	return e.Status >= 500 || e.Status == http.StatusRequestTimeout || e.Status == http.StatusTooManyRequests
 }
 
-// ErrMalformed is a 2xx reply that is not a Chat Completions response; retrying cannot help.
-var ErrMalformed = errors.New("malformed chat completion response")
+// ErrMalformed is a 2xx reply that is not what the endpoint answers (a Chat Completions
+// response, a scoring reply); retrying cannot help.
+var ErrMalformed = errors.New("malformed reply")
 
 // ErrRedirect is a redirect reply, never followed; retrying cannot help.
 var ErrRedirect = errors.New("redirects are never followed")
@@ -130,6 +131,12 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	return &Client{cfg: cfg, base: strings.TrimRight(cfg.BaseURL, "/"),
 		http: &http.Client{Transport: tr, CheckRedirect: noRedirect}, slots: make(chan struct{}, cfg.MaxConcurrency), log: log}, nil
 }
+
+// BaseURL is the base URL requests' paths are appended to, without its trailing slash.
+func (c *Client) BaseURL() string { return c.base }
+
+// Model is the served model's name the client was configured with.
+func (c *Client) Model() string { return c.cfg.Model }
 
 // MaxReplyBytes bounds one reply's body: a completion is text the context window bounds, far
 // below this, and with at most executor.openai.concurrency replies in memory at once the cap

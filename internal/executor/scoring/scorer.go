@@ -1,0 +1,114 @@
+package scoring
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+
+	"github.com/evosteer/evosteer-go/internal/actiontrie"
+)
+
+// Scorer gives the masked likelihood of candidate replies to a chat prompt under a served model:
+// log ρ(a|s) over a legal set, each candidate's text followed by the template's end of turn, the
+// paths held in a prefix-free trie and each branching token normalised over its legal siblings
+// (internal/actiontrie), so Σ_a ρ(a|s) = 1. One decision costs one tokenize request for its
+// prompt, one for each candidate text not seen before, and one scoring request; a decision whose
+// prompt and candidates were scored before costs none. Safe for concurrent use.
+type Scorer struct {
+	engine    Engine
+	template  ChatTemplate
+	eos       int
+	decisions *lru.Cache[[sha256.Size]byte, Scored]
+	texts     *lru.Cache[string, []int]
+}
+
+// Scored is the reference's view of one decision.
+type Scored struct {
+	LogProbs     []float64 // log ρ(a|s) in the candidates' order
+	PromptTokens int       // the prompt's length in the server's tokens (0 for a single candidate)
+	Requests     int       // scoring requests this decision sent (0: a single candidate, or cached)
+}
+
+// NewScorer reads the template's end-of-turn token id from the server (it must be one token: a
+// model of another family splits it) and keeps the last cacheSize decisions and candidate texts.
+func NewScorer(ctx context.Context, engine Engine, template ChatTemplate, cacheSize int) (*Scorer, error) {
+	ids, err := engine.Tokenize(ctx, template.EndOfTurn)
+	if err != nil {
+		return nil, fmt.Errorf("scorer: the end of turn %q: %w", template.EndOfTurn, err)
+	}
+	if len(ids) != 1 {
+		return nil, fmt.Errorf("scorer: the %s template's end of turn %q is %d tokens on this server, want one special token (is the served model of the %s family?)",
+			template.Name, template.EndOfTurn, len(ids), template.Name)
+	}
+	decisions, err := lru.New[[sha256.Size]byte, Scored](cacheSize)
+	if err != nil {
+		return nil, fmt.Errorf("scorer: cache of %d decisions: %w", cacheSize, err)
+	}
+	texts, err := lru.New[string, []int](cacheSize)
+	if err != nil {
+		return nil, fmt.Errorf("scorer: cache of %d texts: %w", cacheSize, err)
+	}
+	return &Scorer{engine: engine, template: template, eos: ids[0], decisions: decisions, texts: texts}, nil
+}
+
+// Score is log ρ of each candidate reply to the system and user messages. A single candidate has
+// log-probability 0 and costs no request, as a forced action costs no forward pass.
+func (s *Scorer) Score(ctx context.Context, system, user string, candidates []string) (Scored, error) {
+	switch len(candidates) {
+	case 0:
+		return Scored{}, errors.New("scorer: no candidate to score")
+	case 1:
+		return Scored{LogProbs: []float64{0}}, nil
+	}
+	key := s.key(system, user, candidates)
+	if got, ok := s.decisions.Get(key); ok {
+		return Scored{LogProbs: append([]float64(nil), got.LogProbs...), PromptTokens: got.PromptTokens}, nil
+	}
+	prompt, err := s.engine.Tokenize(ctx, s.template.Prompt(system, user))
+	if err != nil {
+		return Scored{}, fmt.Errorf("scorer: tokenize the prompt: %w", err)
+	}
+	paths := make([][]int, len(candidates))
+	for i, c := range candidates {
+		ids, ok := s.texts.Get(c)
+		if !ok {
+			if ids, err = s.engine.Tokenize(ctx, c); err != nil {
+				return Scored{}, fmt.Errorf("scorer: tokenize candidate %d: %w", i, err)
+			}
+			s.texts.Add(c, ids)
+		}
+		paths[i] = append(append(make([]int, 0, len(ids)+1), ids...), s.eos)
+	}
+	trie, err := actiontrie.New(paths)
+	if err != nil {
+		return Scored{}, fmt.Errorf("scorer: the candidates' token paths: %w", err)
+	}
+	tokenLogProbs, err := s.engine.Continuations(ctx, prompt, paths)
+	if err != nil {
+		return Scored{}, fmt.Errorf("scorer: %w", err)
+	}
+	logProbs, err := trie.LogProbs(tokenLogProbs)
+	if err != nil {
+		return Scored{}, fmt.Errorf("scorer: %w", err)
+	}
+	scored := Scored{LogProbs: logProbs, PromptTokens: len(prompt), Requests: 1}
+	s.decisions.Add(key, Scored{LogProbs: append([]float64(nil), logProbs...), PromptTokens: len(prompt)})
+	return scored, nil
+}
+
+// key identifies a decision by its template, messages and candidates, each length-prefixed so
+// that no two different decisions share a key.
+func (s *Scorer) key(system, user string, candidates []string) [sha256.Size]byte {
+	h := sha256.New()
+	for _, part := range append([]string{s.template.Name, system, user}, candidates...) {
+		_ = binary.Write(h, binary.LittleEndian, uint64(len(part)))
+		h.Write([]byte(part))
+	}
+	var key [sha256.Size]byte
+	h.Sum(key[:0])
+	return key
+}

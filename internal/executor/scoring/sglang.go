@@ -1,0 +1,271 @@
+package scoring
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/evosteer/evosteer-go/internal/executor/openai"
+)
+
+// SGLang is the Engine of an SGLang server's native API: POST /tokenize for token ids and one
+// batched POST /generate with return_logprob for the scores. Every request goes through the
+// openai.Client it is built from.
+type SGLang struct {
+	client *openai.Client
+}
+
+// NewSGLang returns the SGLang engine behind client, whose base URL is the server root (e.g.
+// http://127.0.0.1:30000, no /v1) and whose model is the served model's name.
+func NewSGLang(client *openai.Client) *SGLang { return &SGLang{client: client} }
+
+type sglangTokenizeRequest struct {
+	Model            string `json:"model"`
+	Prompt           string `json:"prompt"`
+	AddSpecialTokens bool   `json:"add_special_tokens"`
+}
+
+type sglangTokenizeResponse struct {
+	Tokens *[]int64 `json:"tokens"`
+	Count  *int64   `json:"count"`
+}
+
+// Tokenize asks POST /tokenize for the ids of text with add_special_tokens=false (SGLang's
+// default is true, which would add a BOS where the tokenizer has one).
+func (s *SGLang) Tokenize(ctx context.Context, text string) ([]int, error) {
+	body, err := json.Marshal(sglangTokenizeRequest{Model: s.client.Model(), Prompt: text})
+	if err != nil {
+		return nil, err
+	}
+	var ids []int
+	err = s.client.Do(ctx, "sglang /tokenize", http.MethodPost, "/tokenize", body, func(raw []byte) error {
+		var r sglangTokenizeResponse
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return fmt.Errorf("%w: %v", openai.ErrMalformed, err)
+		}
+		if r.Tokens == nil {
+			return fmt.Errorf("%w: the reply has no tokens", openai.ErrMalformed)
+		}
+		if r.Count != nil && *r.Count != int64(len(*r.Tokens)) {
+			return fmt.Errorf("%w: count %d for %d tokens", openai.ErrMalformed, *r.Count, len(*r.Tokens))
+		}
+		ids = make([]int, len(*r.Tokens))
+		for i, id := range *r.Tokens {
+			if err := openai.CheckTokens(fmt.Sprintf("tokens[%d]", i), id); err != nil {
+				return err
+			}
+			ids[i] = int(id)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
+type sglangGenerateRequest struct {
+	InputIDs        [][]int        `json:"input_ids"`
+	SamplingParams  map[string]any `json:"sampling_params"`
+	ReturnLogprob   bool           `json:"return_logprob"`
+	LogprobStartLen int            `json:"logprob_start_len"`
+}
+
+// sglangGenerateItem is one element of a batched /generate reply; each input_token_logprobs
+// entry is [logprob, token_id, text], the logprob raw to tell null (how orjson writes NaN and
+// ±Inf) and out-of-range numbers from a score.
+type sglangGenerateItem struct {
+	MetaInfo *struct {
+		InputTokenLogprobs *[][]json.RawMessage `json:"input_token_logprobs"`
+	} `json:"meta_info"`
+}
+
+// Continuations sends one /generate request whose batch holds prompt+continuation for each
+// continuation, with logprob_start_len = len(prompt)−1: SGLang returns the input log-probs of the
+// tokens from that position on, the first always null (nothing predicts it), so the entries after
+// it are the continuation's own tokens, and the radix cache shares the prompt before it across
+// the batch. One new token is generated (max_new_tokens 1, greedy) and ignored.
+func (s *SGLang) Continuations(ctx context.Context, prompt []int, continuations [][]int) ([][]float64, error) {
+	if len(prompt) == 0 {
+		return nil, errors.New("sglang /generate: an empty prompt: the first token of a continuation needs a token before it")
+	}
+	if len(continuations) == 0 {
+		return nil, nil
+	}
+	start := len(prompt) - 1
+	batch := make([][]int, len(continuations))
+	for i, c := range continuations {
+		if len(c) == 0 {
+			return nil, fmt.Errorf("sglang /generate: continuation %d is empty", i)
+		}
+		batch[i] = append(append(make([]int, 0, len(prompt)+len(c)), prompt...), c...)
+	}
+	body, err := json.Marshal(sglangGenerateRequest{
+		InputIDs:        batch,
+		SamplingParams:  map[string]any{"max_new_tokens": 1, "temperature": 0},
+		ReturnLogprob:   true,
+		LogprobStartLen: start,
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out [][]float64
+	err = s.client.Do(ctx, "sglang /generate", http.MethodPost, "/generate", body, func(raw []byte) error {
+		var items []sglangGenerateItem
+		if err := json.Unmarshal(raw, &items); err != nil {
+			return fmt.Errorf("%w: not a batch reply: %v", openai.ErrMalformed, err)
+		}
+		if len(items) != len(batch) {
+			return fmt.Errorf("%w: %d items for a batch of %d", openai.ErrMalformed, len(items), len(batch))
+		}
+		out = make([][]float64, len(items))
+		for i, it := range items {
+			lps, err := continuationLogProbs(it, prompt[start], continuations[i])
+			if err != nil {
+				return fmt.Errorf("item %d%w", i, err)
+			}
+			out[i] = lps
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// continuationLogProbs reads one item's input_token_logprobs: the prompt's last token with a null
+// log-prob, then each token of cont with its own; its errors start with the position, or ": ".
+func continuationLogProbs(it sglangGenerateItem, last int, cont []int) ([]float64, error) {
+	if it.MetaInfo == nil || it.MetaInfo.InputTokenLogprobs == nil {
+		return nil, fmt.Errorf(": %w: the reply has no meta_info.input_token_logprobs", openai.ErrMalformed)
+	}
+	entries := *it.MetaInfo.InputTokenLogprobs
+	if len(entries) != len(cont)+1 {
+		return nil, fmt.Errorf(": %w: %d input_token_logprobs for the prompt's last token and %d continuation tokens",
+			openai.ErrMalformed, len(entries), len(cont))
+	}
+	lps := make([]float64, len(cont))
+	for k, e := range entries {
+		want, where := last, " (the prompt's last token)"
+		if k > 0 {
+			want, where = cont[k-1], fmt.Sprintf(" position %d", k-1)
+		}
+		v, isNull, err := logProbEntry(e, want)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("%s: %w", where, err)
+		case k == 0 && !isNull:
+			return nil, fmt.Errorf("%s: %w: a log-prob %v where SGLang sends null: the positions are shifted", where, openai.ErrMalformed, v)
+		case k == 0:
+			continue
+		case isNull:
+			return nil, fmt.Errorf("%s: %w: the log-prob is null (NaN or ±Inf on the server)", where, openai.ErrMalformed)
+		}
+		if err := checkLogProb(v); err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		lps[k-1] = v
+	}
+	return lps, nil
+}
+
+// logProbEntry reads one [logprob, token_id, text] entry whose id must be want; a number beyond
+// float64's range reads as ±Inf, for checkLogProb to name.
+func logProbEntry(e []json.RawMessage, want int) (v float64, isNull bool, err error) {
+	if len(e) < 2 {
+		return 0, false, fmt.Errorf("%w: %d fields, not [logprob, token_id, text]", openai.ErrMalformed, len(e))
+	}
+	var id int64
+	if err := json.Unmarshal(e[1], &id); err != nil {
+		return 0, false, fmt.Errorf("%w: token id %s: %v", openai.ErrMalformed, e[1], err)
+	}
+	if id != int64(want) {
+		return 0, false, fmt.Errorf("%w: token id %d, but %d was sent", openai.ErrMalformed, id, want)
+	}
+	raw := bytes.TrimSpace(e[0])
+	if string(raw) == "null" {
+		return 0, true, nil
+	}
+	if len(raw) == 0 || raw[0] == '"' {
+		return 0, false, fmt.Errorf("%w: log-prob %s is not a number", openai.ErrMalformed, raw)
+	}
+	v, err = strconv.ParseFloat(string(raw), 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, false, fmt.Errorf("%w: log-prob %s: %v", openai.ErrMalformed, raw, err)
+	}
+	return v, false, nil
+}
+
+type sglangModelInfo struct {
+	ModelPath    *string `json:"model_path"`
+	IsGeneration *bool   `json:"is_generation"`
+}
+
+type sglangModelList struct {
+	Data []struct {
+		ID string `json:"id"`
+	} `json:"data"`
+}
+
+// Preflight checks, before a run spends anything, that the server is SGLang (GET
+// /get_model_info has a model_path), serves a generation model under the configured name (its
+// model_path or, failing that, an id of GET /v1/models), and answers a 1-token scoring request
+// with input log-probs. Its error is one line naming the server and what is missing.
+func (s *SGLang) Preflight(ctx context.Context) error {
+	fail := func(err error) error { return fmt.Errorf("sglang preflight %s: %w", s.client.BaseURL(), err) }
+	var info sglangModelInfo
+	err := s.client.Do(ctx, "GET /get_model_info", http.MethodGet, "/get_model_info", nil, func(raw []byte) error {
+		if err := json.Unmarshal(raw, &info); err != nil {
+			return fmt.Errorf("%w: %v", openai.ErrMalformed, err)
+		}
+		if info.ModelPath == nil {
+			return fmt.Errorf("%w: the reply has no model_path (not an SGLang server?)", openai.ErrMalformed)
+		}
+		return nil
+	})
+	if err != nil {
+		return fail(err)
+	}
+	if info.IsGeneration != nil && !*info.IsGeneration {
+		return fail(fmt.Errorf("GET /get_model_info: %q is not a generation model (is_generation false)", *info.ModelPath))
+	}
+	if *info.ModelPath != s.client.Model() {
+		var ids []string
+		err := s.client.Do(ctx, "GET /v1/models", http.MethodGet, "/v1/models", nil, func(raw []byte) error {
+			var list sglangModelList
+			if err := json.Unmarshal(raw, &list); err != nil {
+				return fmt.Errorf("%w: %v", openai.ErrMalformed, err)
+			}
+			for _, m := range list.Data {
+				ids = append(ids, m.ID)
+			}
+			return nil
+		})
+		if err != nil {
+			return fail(err)
+		}
+		served := false
+		for _, id := range ids {
+			served = served || id == s.client.Model()
+		}
+		if !served {
+			return fail(fmt.Errorf("the server serves model_path %q, /v1/models %q, not the configured model %q", *info.ModelPath, ids, s.client.Model()))
+		}
+	}
+	ids, err := s.Tokenize(ctx, "Hello")
+	if err != nil {
+		return fail(err)
+	}
+	if len(ids) == 0 {
+		return fail(errors.New(`sglang /tokenize: no tokens for "Hello"`))
+	}
+	if _, err := s.Continuations(ctx, ids, [][]int{ids[:1]}); err != nil {
+		return fail(fmt.Errorf("a 1-token scoring request: %w", err))
+	}
+	return nil
+}

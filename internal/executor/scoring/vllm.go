@@ -1,0 +1,282 @@
+package scoring
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/evosteer/evosteer-go/internal/executor/openai"
+)
+
+// VLLM is vLLM's dialect of Engine: POST /tokenize at the server root for token ids, and one POST
+// /v1/completions per call whose prompt is the batch of prompt+continuation id lists, asking for
+// prompt_logprobs 0 (the prompt's own token at each position, no other). vLLM serves /tokenize at
+// the root and the OpenAI routes under /v1, so the client's base URL is the server root.
+//
+// vLLM reports a log-probability of −∞ as −9999 (clamp_prompt_logprobs), a finite number this
+// client takes as it comes: exp(−9999) is 0 in float64 as exp(−∞) is.
+type VLLM struct {
+	client *openai.Client
+}
+
+// NewVLLM scores with the vLLM server behind client, whose base URL is the server root
+// (http://127.0.0.1:8000, not …/v1) and whose model is the name the server serves the model under
+// (vLLM's --served-model-name, else the model path).
+func NewVLLM(client *openai.Client) (*VLLM, error) {
+	if root := client.BaseURL(); strings.HasSuffix(root, "/v1") {
+		return nil, fmt.Errorf("vllm: the base URL %s ends in /v1: give the server root (%s), for vLLM serves /tokenize there and the OpenAI routes under /v1",
+			root, strings.TrimSuffix(root, "/v1"))
+	}
+	return &VLLM{client: client}, nil
+}
+
+// vllmTokenizeRequest is vLLM's TokenizeCompletionRequest (vllm/entrypoints/serve/tokenize/protocol.py).
+type vllmTokenizeRequest struct {
+	Model            string `json:"model"`
+	Prompt           string `json:"prompt"`
+	AddSpecialTokens bool   `json:"add_special_tokens"`
+}
+
+// vllmTokenizeResponse is vLLM's TokenizeResponse.
+type vllmTokenizeResponse struct {
+	Count  *int64   `json:"count"`
+	Tokens *[]int64 `json:"tokens"`
+}
+
+// Tokenize asks POST /tokenize for text's ids with add_special_tokens false (no BOS).
+func (v *VLLM) Tokenize(ctx context.Context, text string) ([]int, error) {
+	body, err := json.Marshal(vllmTokenizeRequest{Model: v.client.Model(), Prompt: text})
+	if err != nil {
+		return nil, fmt.Errorf("vllm tokenize: %w", err)
+	}
+	var ids []int
+	err = v.client.Do(ctx, "vllm tokenize", http.MethodPost, "/tokenize", body, func(raw []byte) error {
+		var r vllmTokenizeResponse
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return fmt.Errorf("%w: the /tokenize reply: %v", openai.ErrMalformed, err)
+		}
+		if r.Tokens == nil || r.Count == nil {
+			return fmt.Errorf("%w: the /tokenize reply has no tokens or count", openai.ErrMalformed)
+		}
+		if *r.Count != int64(len(*r.Tokens)) {
+			return fmt.Errorf("%w: the /tokenize reply counts %d tokens but lists %d", openai.ErrMalformed, *r.Count, len(*r.Tokens))
+		}
+		ids = make([]int, len(*r.Tokens))
+		for i, t := range *r.Tokens {
+			if err := openai.CheckTokens(fmt.Sprintf("tokens[%d]", i), t); err != nil {
+				return err
+			}
+			ids[i] = int(t)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
+// vllmCompletionRequest is the part of vLLM's CompletionRequest
+// (vllm/entrypoints/openai/completion/protocol.py) a scoring call sets: a batch of token-id
+// prompts, each scored in one forward pass (prompt_logprobs), one token generated as vLLM
+// requires at least one unless echo is set, at temperature 1, which leaves the distribution as
+// the model gives it.
+type vllmCompletionRequest struct {
+	Model          string  `json:"model"`
+	Prompt         [][]int `json:"prompt"`
+	MaxTokens      int     `json:"max_tokens"`
+	Temperature    float64 `json:"temperature"`
+	PromptLogprobs int     `json:"prompt_logprobs"`
+}
+
+// vllmCompletionResponse is the part of vLLM's CompletionResponse read here: each choice's index
+// (its prompt's place in the batch) and prompt_logprobs, per prompt position null (position 0) or
+// a map from token id, as a decimal string, to vLLM's Logprob.
+type vllmCompletionResponse struct {
+	Choices []struct {
+		Index          *int                     `json:"index"`
+		PromptLogprobs []map[string]vllmLogprob `json:"prompt_logprobs"`
+	} `json:"choices"`
+}
+
+// vllmLogprob is vLLM's Logprob (vllm/logprobs.py); rank and decoded_token are not read. The
+// number is kept raw: a proxy may spell a non-finite one as a string ("NaN", "Infinity") or an
+// overflowing literal, and the error names it rather than failing the whole decode.
+type vllmLogprob struct {
+	Logprob json.RawMessage `json:"logprob"`
+}
+
+// errNoPromptLogprobs is a completion reply without prompt_logprobs: the server ignored the field.
+var errNoPromptLogprobs = errors.New("no prompt_logprobs")
+
+// Continuations sends one POST /v1/completions whose batch holds prompt+c for each continuation c
+// and reads each c's own tokens' log-probabilities at positions len(prompt).. of its choice.
+func (v *VLLM) Continuations(ctx context.Context, prompt []int, continuations [][]int) ([][]float64, error) {
+	if len(prompt) == 0 {
+		return nil, errors.New("vllm completions: an empty prompt (vLLM gives position 0 no log-probability)")
+	}
+	if len(continuations) == 0 {
+		return [][]float64{}, nil
+	}
+	batch := make([][]int, len(continuations))
+	for i, c := range continuations {
+		batch[i] = slices.Concat(prompt, c)
+	}
+	body, err := json.Marshal(vllmCompletionRequest{Model: v.client.Model(), Prompt: batch, MaxTokens: 1, Temperature: 1})
+	if err != nil {
+		return nil, fmt.Errorf("vllm completions: %w", err)
+	}
+	var out [][]float64
+	err = v.client.Do(ctx, "vllm completions", http.MethodPost, "/v1/completions", body, func(raw []byte) (err error) {
+		out, err = decodePromptLogprobs(raw, len(prompt), batch)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// decodePromptLogprobs reads a completion reply to the batch of sequences, each prompt+continuation
+// with a prompt of n tokens: one choice per sequence, placed by its index, each holding a
+// log-probability for every position, the sent token's among them.
+func decodePromptLogprobs(raw []byte, n int, batch [][]int) ([][]float64, error) {
+	var r vllmCompletionResponse
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, fmt.Errorf("%w: the /v1/completions reply: %v", openai.ErrMalformed, err)
+	}
+	if len(r.Choices) != len(batch) {
+		return nil, fmt.Errorf("%w: %d choices for a batch of %d continuations", openai.ErrMalformed, len(r.Choices), len(batch))
+	}
+	out := make([][]float64, len(batch))
+	for k, ch := range r.Choices {
+		if ch.Index == nil || *ch.Index < 0 || *ch.Index >= len(batch) {
+			return nil, fmt.Errorf("%w: choice %d has no index in [0, %d)", openai.ErrMalformed, k, len(batch))
+		}
+		i := *ch.Index
+		if out[i] != nil {
+			return nil, fmt.Errorf("%w: two choices have index %d", openai.ErrMalformed, i)
+		}
+		seq := batch[i]
+		if ch.PromptLogprobs == nil {
+			return nil, fmt.Errorf("%w: continuation %d: %w (a vLLM server returns them when the request sets prompt_logprobs)", openai.ErrMalformed, i, errNoPromptLogprobs)
+		}
+		if len(ch.PromptLogprobs) != len(seq) {
+			return nil, fmt.Errorf("%w: continuation %d: prompt_logprobs has %d positions for %d tokens", openai.ErrMalformed, i, len(ch.PromptLogprobs), len(seq))
+		}
+		lps := make([]float64, len(seq)-n)
+		for j := range lps {
+			pos := n + j
+			lp, err := sentLogProb(ch.PromptLogprobs[pos], seq[pos])
+			if err != nil {
+				return nil, fmt.Errorf("continuation %d, token %d (position %d): %w", i, j, pos, err)
+			}
+			lps[j] = lp
+		}
+		out[i] = lps
+	}
+	return out, nil
+}
+
+// sentLogProb is the log-probability of token id in one position's map.
+func sentLogProb(m map[string]vllmLogprob, id int) (float64, error) {
+	if m == nil {
+		return 0, fmt.Errorf("%w: prompt_logprobs is null there", openai.ErrMalformed)
+	}
+	for key := range m {
+		if t, err := strconv.ParseInt(key, 10, 64); err != nil || openai.CheckTokens("a prompt_logprobs key", t) != nil {
+			return 0, fmt.Errorf("%w: the prompt_logprobs key %q is not a token id", openai.ErrMalformed, key)
+		}
+	}
+	e, ok := m[strconv.Itoa(id)]
+	if !ok {
+		keys := make([]string, 0, len(m))
+		for key := range m {
+			keys = append(keys, key)
+		}
+		slices.Sort(keys)
+		return 0, fmt.Errorf("%w: the sent token %d is not among prompt_logprobs' ids %v", openai.ErrMalformed, id, keys)
+	}
+	lp, err := parseLogprob(e.Logprob)
+	if err != nil {
+		return 0, fmt.Errorf("token %d: %w", id, err)
+	}
+	if err := checkLogProb(lp); err != nil {
+		return 0, fmt.Errorf("token %d: %w", id, err)
+	}
+	return lp, nil
+}
+
+// parseLogprob reads a logprob's raw JSON: a number (one that overflows float64 is ±Inf), or a
+// string spelling one ("NaN", "Infinity", "-Infinity"); checkLogProb then refuses the non-finite.
+func parseLogprob(raw json.RawMessage) (float64, error) {
+	switch {
+	case len(raw) == 0:
+		return 0, fmt.Errorf("%w: no logprob", openai.ErrMalformed)
+	case bytes.Equal(raw, []byte("null")):
+		return 0, fmt.Errorf("%w: the logprob is null", openai.ErrMalformed)
+	}
+	text := string(raw)
+	if raw[0] == '"' {
+		if err := json.Unmarshal(raw, &text); err != nil {
+			return 0, fmt.Errorf("%w: the logprob %s: %v", openai.ErrMalformed, raw, err)
+		}
+	}
+	lp, err := strconv.ParseFloat(text, 64)
+	if err != nil && !(errors.Is(err, strconv.ErrRange) && math.IsInf(lp, 0)) {
+		return 0, fmt.Errorf("%w: the logprob %s is not a number", openai.ErrMalformed, raw)
+	}
+	return lp, nil
+}
+
+// vllmModelList is vLLM's ModelList (vllm/entrypoints/openai/engine/protocol.py).
+type vllmModelList struct {
+	Data []struct {
+		ID string `json:"id"`
+	} `json:"data"`
+}
+
+// Preflight checks, before a run relies on it, that the server answers, that GET /v1/models lists
+// the configured model, that POST /tokenize tokenizes, and that a two-token POST /v1/completions
+// returns prompt_logprobs; each failure is one line naming the URL.
+func (v *VLLM) Preflight(ctx context.Context) error {
+	var served []string
+	err := v.client.Do(ctx, "vllm models", http.MethodGet, "/v1/models", nil, func(raw []byte) error {
+		var l vllmModelList
+		if err := json.Unmarshal(raw, &l); err != nil || l.Data == nil {
+			return fmt.Errorf("%w: not a model list (data[].id)", openai.ErrMalformed)
+		}
+		for _, d := range l.Data {
+			served = append(served, d.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("vllm preflight: GET %s/v1/models: %w", v.client.BaseURL(), err)
+	}
+	if !slices.Contains(served, v.client.Model()) {
+		return fmt.Errorf("vllm preflight: GET %s/v1/models lists %q, not the configured model %q (the name the server was started with: --served-model-name, else the model path)",
+			v.client.BaseURL(), served, v.client.Model())
+	}
+	ids, err := v.Tokenize(ctx, "a")
+	if err != nil {
+		return fmt.Errorf("vllm preflight: POST %s/tokenize: %w", v.client.BaseURL(), err)
+	}
+	if len(ids) == 0 {
+		return fmt.Errorf("vllm preflight: POST %s/tokenize gave no tokens for %q", v.client.BaseURL(), "a")
+	}
+	if _, err := v.Continuations(ctx, ids[:1], [][]int{ids[:1]}); err != nil {
+		if errors.Is(err, errNoPromptLogprobs) {
+			return fmt.Errorf("vllm preflight: POST %s/v1/completions with prompt_logprobs 0 returned no choices[].prompt_logprobs: the server is not vLLM, or a vLLM too old to return prompt log-probabilities", v.client.BaseURL())
+		}
+		return fmt.Errorf("vllm preflight: POST %s/v1/completions: %w", v.client.BaseURL(), err)
+	}
+	return nil
+}
