@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -157,4 +158,51 @@ func TestOpenAIRolloutKeepsTheKeySecret(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestGradeScoresAFakedPassZero: through `evosteer grade`, an MBPP+ prediction that reads the
+// harness's pass marker, prints it and exits scores 0, and an honest one 1 (the grader's own
+// tests hold every trick, ./internal/tasks -run CodeGraderTricks).
+func TestGradeScoresAFakedPassZero(t *testing.T) {
+	py := os.Getenv("EVOSTEER_SANDBOX_PYTHON")
+	if py == "" {
+		py = "python3"
+	}
+	if _, err := exec.LookPath(py); err != nil {
+		t.Skipf("skipped: no python interpreter %s for the sandbox", py)
+	}
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "python.yaml")
+	writeFile(t, cfg, "tools:\n  python:\n    interpreter: "+py+"\n")
+	faked := "```python\nimport os, re\n\nclass Probe:\n    marker = re.findall(r'evosteer-tests-passed-[0-9a-f]+', open('main.py').read())\n" +
+		"    if marker:\n        print(marker[-1])\n        os._exit(0)\n\ndef add_two(a, b):\n    return 0\n```"
+	honest := "```python\ndef add_two(a, b):\n    return a + b\n```"
+	var lines []string
+	for _, out := range []string{faked, honest} {
+		b, err := json.Marshal(map[string]string{"task_id": "mbpp_plus/f6", "output": out})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, string(b))
+	}
+	preds, scores := filepath.Join(dir, "p.jsonl"), filepath.Join(dir, "s.jsonl")
+	writeFile(t, preds, strings.Join(lines, "\n")+"\n")
+	if out, err := run(t, "", "grade", "--config", cfg, "--tasks", fixtureTasks, "--predictions", preds, "--scores", scores); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	b, err := os.ReadFile(scores)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []float64
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var s tasks.Score
+		if err := json.Unmarshal([]byte(line), &s); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, s.Reward)
+	}
+	if len(got) != 2 || got[0] != 0 || got[1] != 1 {
+		t.Fatalf("rewards %v, want the faked pass 0 and the honest answer 1:\n%s", got, b)
+	}
 }
