@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 
 	"github.com/evosteer/evosteer-go/internal/executor/openai"
 )
@@ -187,29 +186,16 @@ func logProbEntry(e []json.RawMessage, want int) (v float64, isNull bool, err er
 	if id != int64(want) {
 		return 0, false, fmt.Errorf("%w: token id %d, but %d was sent", openai.ErrMalformed, id, want)
 	}
-	raw := bytes.TrimSpace(e[0])
-	if string(raw) == "null" {
+	if raw := bytes.TrimSpace(e[0]); string(raw) == "null" {
 		return 0, true, nil
 	}
-	if len(raw) == 0 || raw[0] == '"' {
-		return 0, false, fmt.Errorf("%w: log-prob %s is not a number", openai.ErrMalformed, raw)
-	}
-	v, err = strconv.ParseFloat(string(raw), 64)
-	if err != nil && !errors.Is(err, strconv.ErrRange) {
-		return 0, false, fmt.Errorf("%w: log-prob %s: %v", openai.ErrMalformed, raw, err)
-	}
-	return v, false, nil
+	v, err = parseLogprob(e[0])
+	return v, false, err
 }
 
 type sglangModelInfo struct {
 	ModelPath    *string `json:"model_path"`
 	IsGeneration *bool   `json:"is_generation"`
-}
-
-type sglangModelList struct {
-	Data []struct {
-		ID string `json:"id"`
-	} `json:"data"`
 }
 
 // Preflight checks, before a run spends anything, that the server is SGLang (GET
@@ -237,7 +223,7 @@ func (s *SGLang) Preflight(ctx context.Context) error {
 	if *info.ModelPath != s.client.Model() {
 		var ids []string
 		err := s.client.Do(ctx, "GET /v1/models", http.MethodGet, "/v1/models", nil, func(raw []byte) error {
-			var list sglangModelList
+			var list modelList
 			if err := json.Unmarshal(raw, &list); err != nil {
 				return fmt.Errorf("%w: %v", openai.ErrMalformed, err)
 			}

@@ -1,12 +1,10 @@
 package scoring
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -214,42 +212,13 @@ func sentLogProb(m map[string]vllmLogprob, id int) (float64, error) {
 	return lp, nil
 }
 
-// parseLogprob reads a logprob's raw JSON: a number (one that overflows float64 is ±Inf), or a
-// string spelling one ("NaN", "Infinity", "-Infinity"); checkLogProb then refuses the non-finite.
-func parseLogprob(raw json.RawMessage) (float64, error) {
-	switch {
-	case len(raw) == 0:
-		return 0, fmt.Errorf("%w: no logprob", openai.ErrMalformed)
-	case bytes.Equal(raw, []byte("null")):
-		return 0, fmt.Errorf("%w: the logprob is null", openai.ErrMalformed)
-	}
-	text := string(raw)
-	if raw[0] == '"' {
-		if err := json.Unmarshal(raw, &text); err != nil {
-			return 0, fmt.Errorf("%w: the logprob %s: %v", openai.ErrMalformed, raw, err)
-		}
-	}
-	lp, err := strconv.ParseFloat(text, 64)
-	if err != nil && !(errors.Is(err, strconv.ErrRange) && math.IsInf(lp, 0)) {
-		return 0, fmt.Errorf("%w: the logprob %s is not a number", openai.ErrMalformed, raw)
-	}
-	return lp, nil
-}
-
-// vllmModelList is vLLM's ModelList (vllm/entrypoints/openai/engine/protocol.py).
-type vllmModelList struct {
-	Data []struct {
-		ID string `json:"id"`
-	} `json:"data"`
-}
-
 // Preflight checks, before a run relies on it, that the server answers, that GET /v1/models lists
 // the configured model, that POST /tokenize tokenizes, and that a two-token POST /v1/completions
 // returns prompt_logprobs; each failure is one line naming the URL.
 func (v *VLLM) Preflight(ctx context.Context) error {
 	var served []string
 	err := v.client.Do(ctx, "vllm models", http.MethodGet, "/v1/models", nil, func(raw []byte) error {
-		var l vllmModelList
+		var l modelList
 		if err := json.Unmarshal(raw, &l); err != nil || l.Data == nil {
 			return fmt.Errorf("%w: not a model list (data[].id)", openai.ErrMalformed)
 		}
