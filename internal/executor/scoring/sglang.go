@@ -22,49 +22,10 @@ type SGLang struct {
 // http://127.0.0.1:30000, no /v1) and whose model is the served model's name.
 func NewSGLang(client *openai.Client) *SGLang { return &SGLang{client: client} }
 
-type sglangTokenizeRequest struct {
-	Model            string `json:"model"`
-	Prompt           string `json:"prompt"`
-	AddSpecialTokens bool   `json:"add_special_tokens"`
-}
-
-type sglangTokenizeResponse struct {
-	Tokens *[]int64 `json:"tokens"`
-	Count  *int64   `json:"count"`
-}
-
 // Tokenize asks POST /tokenize for the ids of text with add_special_tokens=false (SGLang's
 // default is true, which would add a BOS where the tokenizer has one).
 func (s *SGLang) Tokenize(ctx context.Context, text string) ([]int, error) {
-	body, err := json.Marshal(sglangTokenizeRequest{Model: s.client.Model(), Prompt: text})
-	if err != nil {
-		return nil, err
-	}
-	var ids []int
-	err = s.client.Do(ctx, "sglang /tokenize", http.MethodPost, "/tokenize", body, func(raw []byte) error {
-		var r sglangTokenizeResponse
-		if err := json.Unmarshal(raw, &r); err != nil {
-			return fmt.Errorf("%w: %v", openai.ErrMalformed, err)
-		}
-		if r.Tokens == nil {
-			return fmt.Errorf("%w: the reply has no tokens", openai.ErrMalformed)
-		}
-		if r.Count != nil && *r.Count != int64(len(*r.Tokens)) {
-			return fmt.Errorf("%w: count %d for %d tokens", openai.ErrMalformed, *r.Count, len(*r.Tokens))
-		}
-		ids = make([]int, len(*r.Tokens))
-		for i, id := range *r.Tokens {
-			if err := openai.CheckTokens(fmt.Sprintf("tokens[%d]", i), id); err != nil {
-				return err
-			}
-			ids[i] = int(id)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return ids, nil
+	return tokenize(ctx, s.client, "sglang /tokenize", text)
 }
 
 type sglangGenerateRequest struct {

@@ -35,50 +35,9 @@ func NewVLLM(client *openai.Client) (*VLLM, error) {
 	return &VLLM{client: client}, nil
 }
 
-// vllmTokenizeRequest is vLLM's TokenizeCompletionRequest (vllm/entrypoints/serve/tokenize/protocol.py).
-type vllmTokenizeRequest struct {
-	Model            string `json:"model"`
-	Prompt           string `json:"prompt"`
-	AddSpecialTokens bool   `json:"add_special_tokens"`
-}
-
-// vllmTokenizeResponse is vLLM's TokenizeResponse.
-type vllmTokenizeResponse struct {
-	Count  *int64   `json:"count"`
-	Tokens *[]int64 `json:"tokens"`
-}
-
 // Tokenize asks POST /tokenize for text's ids with add_special_tokens false (no BOS).
 func (v *VLLM) Tokenize(ctx context.Context, text string) ([]int, error) {
-	body, err := json.Marshal(vllmTokenizeRequest{Model: v.client.Model(), Prompt: text})
-	if err != nil {
-		return nil, fmt.Errorf("vllm tokenize: %w", err)
-	}
-	var ids []int
-	err = v.client.Do(ctx, "vllm tokenize", http.MethodPost, "/tokenize", body, func(raw []byte) error {
-		var r vllmTokenizeResponse
-		if err := json.Unmarshal(raw, &r); err != nil {
-			return fmt.Errorf("%w: the /tokenize reply: %v", openai.ErrMalformed, err)
-		}
-		if r.Tokens == nil || r.Count == nil {
-			return fmt.Errorf("%w: the /tokenize reply has no tokens or count", openai.ErrMalformed)
-		}
-		if *r.Count != int64(len(*r.Tokens)) {
-			return fmt.Errorf("%w: the /tokenize reply counts %d tokens but lists %d", openai.ErrMalformed, *r.Count, len(*r.Tokens))
-		}
-		ids = make([]int, len(*r.Tokens))
-		for i, t := range *r.Tokens {
-			if err := openai.CheckTokens(fmt.Sprintf("tokens[%d]", i), t); err != nil {
-				return err
-			}
-			ids[i] = int(t)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return ids, nil
+	return tokenize(ctx, v.client, "vllm tokenize", text)
 }
 
 // vllmCompletionRequest is the part of vLLM's CompletionRequest
