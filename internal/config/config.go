@@ -33,6 +33,10 @@ type Config struct {
 	Comparison   Comparison        `yaml:"comparison" json:"comparison"`
 	Ablations    []string          `yaml:"ablations" json:"ablations"`
 	Sim          Sim               `yaml:"sim" json:"sim"`
+	// Served makes ρ a served language model in place of reference_prior
+	// (docs/SERVED-REFERENCE.md); absent by default, and omitted when absent so that
+	// configurations without it keep their hash.
+	Served *ServedReference `yaml:"served_reference,omitempty" json:"served_reference,omitempty"`
 }
 
 // Budget is the shared per-episode resource budget.
@@ -172,6 +176,22 @@ type OpenAI struct {
 	SendSeed          bool    `yaml:"send_seed" json:"send_seed"`
 	DisableThinking   bool    `yaml:"disable_thinking" json:"disable_thinking"`
 	ContextWindow     int64   `yaml:"context_window" json:"context_window"`
+}
+
+// ServedReference is ρ scored by a model on an SGLang or vLLM server: each legal action's
+// canonical JSON after the controller's system prompt and the decision's controller prompt, in
+// the model's chat template, its masked likelihood over the legal set (docs/SERVED-REFERENCE.md).
+// It has no defaults in pipeline.yaml: an overlay that sets it sets every key.
+type ServedReference struct {
+	Dialect        string  `yaml:"dialect" json:"dialect"`   // sglang | vllm
+	BaseURL        string  `yaml:"base_url" json:"base_url"` // the server root (no /v1)
+	Model          string  `yaml:"model" json:"model"`       // the served model's name
+	APIKeyEnv      string  `yaml:"api_key_env" json:"api_key_env"`
+	Template       string  `yaml:"template" json:"template"` // the chat template: qwen3
+	MaxConcurrency int     `yaml:"max_concurrency" json:"max_concurrency"`
+	TimeoutSeconds float64 `yaml:"timeout_seconds" json:"timeout_seconds"`
+	OutageSeconds  float64 `yaml:"outage_seconds" json:"outage_seconds"`
+	CacheDecisions int     `yaml:"cache_decisions" json:"cache_decisions"` // decisions (and action texts) whose scores are kept
 }
 
 // Tools configures the agents' tools and the code graders' sandbox.

@@ -201,6 +201,20 @@ func (c *Config) validate(name string, file *ast.File) error {
 	k.intIn("rollout.workers", int64(c.Rollout.Workers), 0, 4096, "episodes run at once, each with its own goroutine and state")
 	k.floatIn("rollout.max_unhealthy_share", c.Rollout.MaxUnhealthyShare, 0, 1, false, false)
 
+	if sr := c.Served; sr != nil {
+		k.oneOf("served_reference.dialect", sr.Dialect, "sglang", "vllm")
+		if !strings.HasPrefix(sr.BaseURL, "http://") && !strings.HasPrefix(sr.BaseURL, "https://") {
+			k.fail("served_reference.base_url", "%q must start with http:// or https:// (the server root, e.g. http://127.0.0.1:30000)", sr.BaseURL)
+		}
+		if sr.Model == "" {
+			k.fail("served_reference.model", "is empty: give the served model's name")
+		}
+		k.oneOf("served_reference.template", sr.Template, "qwen3")
+		k.intIn("served_reference.max_concurrency", int64(sr.MaxConcurrency), 1, 4096, "scoring requests in flight at once")
+		k.positive("served_reference.timeout_seconds", sr.TimeoutSeconds)
+		k.nonNegative("served_reference.outage_seconds", sr.OutageSeconds)
+		k.intIn("served_reference.cache_decisions", int64(sr.CacheDecisions), 1, 1_000_000, "decisions whose scores are held in memory")
+	}
 	k.oneOf("executor.backend", c.Executor.Backend, "sim", "openai")
 	k.nonNegative("executor.temperature", c.Executor.Temperature)
 	k.executorTools(c)

@@ -151,7 +151,7 @@ func playArm(t *testing.T, cfg *config.Config, all []tasks.Task, name string, po
 	t.Helper()
 	start := time.Now()
 	rec := &recordingExecutor{inner: sim.New(cfg.Sim, cfg.Seed), logs: map[string]*episodeLog{}}
-	e := &env{exec: rec, families: cfg.Families, prior: policy.NewPrior(cfg.Prior),
+	e := &env{exec: rec, families: cfg.Families, ref: priorReference{policy.NewPrior(cfg.Prior)},
 		options: orchestra.Options{Budget: cfg.Budget, Interleaved: !cfg.Ablated("interleaved-execution"),
 			Repair: !cfg.Ablated("learnable-repair")}}
 	jobs := make([]Job, len(all))

@@ -30,7 +30,7 @@ type env struct {
 	exec     executor.Executor
 	options  orchestra.Options // Menu is set per job
 	families []string
-	prior    *policy.Prior
+	ref      reference // ρ's logits of every decision
 	// waves scores the network episodes (nil when every job is scripted); useValue shows them
 	// the published value head (false: the value-head ablation); zeroFeatures zeroes f(s) in
 	// the policy input (the execution-features ablation).
@@ -137,9 +137,13 @@ func (e *env) run(ctx context.Context, j Job) (*Played, error) {
 				break
 			}
 		}
-		row, a, err := e.decide(d, j, t, forced)
+		row, a, err := e.decide(ctx, d, j, t, forced, prompt)
 		if errors.Is(err, errForcedIllegal) {
 			unhealthy(fmt.Sprintf("the forced first action %s is not legal", j.First.JSON()))
+			break
+		}
+		if errors.Is(err, errReference) {
+			unhealthy(fmt.Sprintf("decision %d: %v", t, err))
 			break
 		}
 		if err != nil {
@@ -168,16 +172,20 @@ func (e *env) run(ctx context.Context, j Job) (*Played, error) {
 	return out, nil
 }
 
-// decide records the state s_t with the network's exact inputs, scores the legal actions (the
-// network through the waves, or the scripted policy), samples the action with the episode's
-// decision seed, and returns the decision row (observation filled in after the action).
-func (e *env) decide(d *policy.Decision, j Job, t int, forced bool) (schema.DecisionRow, orchestra.Action, error) {
+// decide records the state s_t with the network's exact inputs and ρ's logits, scores the legal
+// actions (the network through the waves, or the scripted policy), samples the action with the
+// episode's decision seed, and returns the decision row (observation filled in after the action).
+// prompt renders the decision's controller prompt, which a served reference reads.
+func (e *env) decide(ctx context.Context, d *policy.Decision, j Job, t int, forced bool, prompt func() string) (schema.DecisionRow, orchestra.Action, error) {
 	rt := d.RT
 	state, actions := policy.Encode(d)
 	if e.zeroFeatures {
 		clear(state[:gpu.FeatureWidth])
 	}
-	priorLogits := e.prior.Logits(d)
+	priorLogits, err := e.ref.logits(ctx, d, prompt)
+	if err != nil {
+		return schema.DecisionRow{}, orchestra.Action{}, err
+	}
 	prior := make([]float32, len(priorLogits))
 	for i, v := range priorLogits {
 		prior[i] = float32(v)
@@ -203,7 +211,6 @@ func (e *env) decide(d *policy.Decision, j Job, t int, forced bool) (schema.Deci
 	}
 	var logp []float64
 	if j.Script != nil {
-		var err error
 		if logp, err = j.Script.LogProbs(d); err != nil {
 			return row, orchestra.Action{}, err
 		}

@@ -72,7 +72,15 @@ func Play(ctx context.Context, cfg *config.Config, exec executor.Executor, l *gp
 	if l == nil {
 		l = &gpu.Learner{} // no network job asks it anything
 	}
-	eps, err := runAll(ctx, newEnv(cfg, exec, l, eng, js), js, workers(cfg), progress)
+	e := newEnv(cfg, exec, l, eng, js)
+	if cfg.Served != nil { // newEnv gives the prior
+		ref, err := newServedReference(ctx, cfg.Served)
+		if err != nil {
+			return nil, err
+		}
+		e.ref = ref
+	}
+	eps, err := runAll(ctx, e, js, workers(cfg), progress)
 	if err != nil {
 		return nil, err
 	}

@@ -22,7 +22,7 @@ func newEnv(cfg *config.Config, exec executor.Executor, l *gpu.Learner, eng *gpu
 			network++
 		}
 	}
-	return &env{exec: exec, families: cfg.Families, prior: policy.NewPrior(cfg.Prior),
+	return &env{exec: exec, families: cfg.Families, ref: priorReference{policy.NewPrior(cfg.Prior)},
 		options: orchestra.Options{Budget: cfg.Budget, Interleaved: !cfg.Ablated("interleaved-execution"),
 			Repair: !cfg.Ablated("learnable-repair")},
 		waves: newWaves(l, eng, network), useValue: !cfg.Ablated("value-head"), zeroFeatures: cfg.Ablated("execution-features"),

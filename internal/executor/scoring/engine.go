@@ -11,4 +11,8 @@ type Engine interface {
 	// tokens given the prompt and the continuation's tokens before it (softmax over the whole
 	// vocabulary, before any sampling processor), in one request.
 	Continuations(ctx context.Context, prompt []int, continuations [][]int) ([][]float64, error)
+	// Preflight checks, before a run relies on the server, that it answers, serves the
+	// configured model and returns the log-probabilities scoring needs; its error is one line
+	// naming the URL and what is missing.
+	Preflight(ctx context.Context) error
 }

@@ -26,6 +26,8 @@ func (e *modelEngine) Tokenize(_ context.Context, text string) ([]int, error) {
 	return e.m.Tokenize(text), nil
 }
 
+func (e *modelEngine) Preflight(context.Context) error { return nil }
+
 func (e *modelEngine) Continuations(_ context.Context, prompt []int, conts [][]int) ([][]float64, error) {
 	e.calls++
 	out := make([][]float64, len(conts))

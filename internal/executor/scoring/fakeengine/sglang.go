@@ -24,8 +24,9 @@ const (
 
 // SGLangOptions configures the fake SGLang server.
 type SGLangOptions struct {
-	Fault    SGLangFault
-	Fail500s int // the first Fail500s /generate requests answer HTTP 500
+	Fault      SGLangFault
+	FaultAfter int // the fault hits only the /generate requests after the first FaultAfter
+	Fail500s   int // the first Fail500s /generate requests answer HTTP 500
 }
 
 // SGLangServer serves Model in SGLang's native dialect, with the request and reply shapes of
@@ -143,7 +144,7 @@ func (s *SGLangServer) generate(w http.ResponseWriter, r *http.Request) {
 				}
 				entries = append(entries, []any{v, ids[k], nil})
 			}
-			if i == len(req.InputIDs)-1 {
+			if i == len(req.InputIDs)-1 && n > int64(s.opts.FaultAfter) {
 				entries = s.inject(entries)
 			}
 			if entries != nil {
