@@ -73,6 +73,15 @@ PROBE_STEP  ?= $(STEPS)
 probe: build
 	./$(BIN) probe --run $(RUN) --step $(PROBE_STEP)
 
+## served-demo: a run whose ρ is a served model, end to end on the fake engine (cmd/fake-engine,
+## SGLang's dialect, loopback): init, train SERVED_STEPS steps, eval 1 run, report, in $(SERVED_RUN)
+SERVED_RUN   ?= runs/served-demo
+SERVED_STEPS ?= 3
+.PHONY: served-demo
+served-demo: build
+	$(GO) build -o bin/fake-engine ./cmd/fake-engine
+	scripts/served-demo.sh $(BIN) bin/fake-engine $(SERVED_RUN) $(SERVED_STEPS)
+
 ## report: the HTML and Markdown report of $(RUN) ($(RUN)/report/index.html, report.md, PNGs)
 .PHONY: report
 report: build

@@ -51,7 +51,7 @@ sqrt(Σσ²)/n. Prints the table.`,
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "Evaluation of step %d, %d runs:\n\n%s\nresults: %s/%s/%s\n", step, runs,
-				evaluate.Table(rows, r.Config.Executor.Backend == "sim"), r.Dir, layout.Eval, layout.EvalResultsFile)
+				evaluate.Table(rows, r.Config), r.Dir, layout.Eval, layout.EvalResultsFile)
 			return nil
 		},
 	}

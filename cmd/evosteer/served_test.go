@@ -17,7 +17,7 @@ import (
 // TestServedReferenceEndToEnd: init, train and eval with served_reference on the fake SGLang
 // engine: every decision of a step stores the served ρ (a distribution over its legal actions),
 // the untrained θ of step 1 samples from ρ exactly, and the evaluation's reference row is played
-// by the served ρ.
+// by the served ρ, which the table and the report name.
 func TestServedReferenceEndToEnd(t *testing.T) {
 	fake := fakeengine.NewSGLang(fakeengine.Model{Name: "fake/qwen"}, fakeengine.SGLangOptions{})
 	srv := httptest.NewServer(fake)
@@ -28,8 +28,10 @@ func TestServedReferenceEndToEnd(t *testing.T) {
 		"  template: qwen3\n  max_concurrency: 8\n  timeout_seconds: 30\n  outage_seconds: 5\n  cache_decisions: 1024\n")
 	runDir := filepath.Join(dir, "run")
 	var trained int // scoring requests before the evaluation
-	for _, args := range [][]string{{"init", "--run", runDir, "--config", cfg}, {"train", "--run", runDir, "--steps", "2"}, {"eval", "--run", runDir, "--runs", "1"}} {
-		trained = fake.Generates()
+	for _, args := range [][]string{{"init", "--run", runDir, "--config", cfg}, {"train", "--run", runDir, "--steps", "2"}, {"eval", "--run", runDir, "--runs", "1"}, {"report", "--run", runDir}} {
+		if args[0] == "eval" {
+			trained = fake.Generates()
+		}
 		if out, err := run(t, "", args...); err != nil {
 			t.Fatalf("%s: %v\n%s", args[0], err, out)
 		}
@@ -59,7 +61,10 @@ func TestServedReferenceEndToEnd(t *testing.T) {
 		t.Fatalf("%d decisions with a choice, %d scoring requests", choices, fake.Generates())
 	}
 	table, err := os.ReadFile(filepath.Join(runDir, "eval", "table.md"))
-	if err != nil || !strings.Contains(string(table), "reference") || fake.Generates() == trained {
+	if err != nil || !strings.Contains(string(table), `reference: ρ is the served model "fake/qwen"`) || fake.Generates() == trained {
 		t.Fatalf("eval table (%v), %d scoring requests during the evaluation:\n%s", err, fake.Generates()-trained, table)
+	}
+	if report, err := os.ReadFile(filepath.Join(runDir, "report", "report.md")); err != nil || !strings.Contains(string(report), `| reference ρ | the served model "fake/qwen"`) {
+		t.Fatalf("the report does not name the served reference (%v)", err)
 	}
 }

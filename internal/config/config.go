@@ -178,6 +178,14 @@ type OpenAI struct {
 	ContextWindow     int64   `yaml:"context_window" json:"context_window"`
 }
 
+// Reference names the run's ρ, for tables and reports: the served model, or the calibrated prior.
+func (c *Config) Reference() string {
+	if sr := c.Served; sr != nil {
+		return fmt.Sprintf("the served model %q (%s at %s)", sr.Model, sr.Dialect, sr.BaseURL)
+	}
+	return "the calibrated prior (reference_prior)"
+}
+
 // ServedReference is ρ scored by a model on an SGLang or vLLM server: each legal action's
 // canonical JSON after the controller's system prompt and the decision's controller prompt, in
 // the model's chat template, its masked likelihood over the legal set (docs/SERVED-REFERENCE.md).

@@ -215,7 +215,7 @@ func write(r *rundir.Folder, inputs map[string]string, rows []schema.EvalRow, se
 	if err := schema.WriteRows(schema.EvalResults, filepath.Join(tmp, layout.EvalResultsFile), lin, rows); err != nil {
 		return err
 	}
-	if err := atomicfile.WriteBytes(filepath.Join(tmp, layout.EvalTableFile), []byte(Table(rows, r.Config.Executor.Backend == "sim")), 0o644); err != nil {
+	if err := atomicfile.WriteBytes(filepath.Join(tmp, layout.EvalTableFile), []byte(Table(rows, r.Config)), 0o644); err != nil {
 		return err
 	}
 	if searched != nil {

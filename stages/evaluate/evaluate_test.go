@@ -35,7 +35,7 @@ func TestTable(t *testing.T) {
 		{Policy: "reference", Benchmark: "b", Block: "iid", Run: 0, Score: 0.50},
 		{Policy: "reference", Benchmark: "b", Block: "iid", Run: 1, Score: 0.50},
 	}
-	got := Table(rows, true)
+	got := Table(rows, &config.Config{Executor: config.Executor{Backend: "sim"}})
 	sa, sb := math.Sqrt(2*0.02*0.02)*100, math.Sqrt(2*0.03*0.03)*100 // sample std of two values
 	for _, want := range []string{
 		"Simulated world",
@@ -68,7 +68,11 @@ func TestTableSingleRun(t *testing.T) {
 		{Policy: "evosteer", Benchmark: "a", Block: "iid", Score: 0.80},
 		{Policy: "reference", Benchmark: "a", Block: "iid", Score: 0.70},
 	}
-	got := Table(rows, false)
+	served := &config.Config{Executor: config.Executor{Backend: "openai"}, Served: &config.ServedReference{Dialect: "vllm", BaseURL: "http://127.0.0.1:8000", Model: "Qwen/Qwen3-8B"}}
+	got := Table(rows, served)
+	if strings.Contains(got, "Simulated world") || !strings.Contains(got, `reference: ρ is the served model "Qwen/Qwen3-8B" (vllm at http://127.0.0.1:8000).`) {
+		t.Errorf("the served reference is not named:\n%s", got)
+	}
 	for _, want := range []string{
 		"| a | 80.00 | 70.00 |", "| **IID avg** | **80.00** | **70.00** |",
 		"evosteer − reference: IID avg +10.00 (1 of 1 runs positive).",

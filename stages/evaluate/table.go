@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/schema"
 )
 
@@ -15,7 +16,7 @@ import (
 // single run), and for Avg rows the mean of the benchmark means ± sqrt(Σ σ_b²)/n (paper
 // appendix D). Scores are percentages. A last line gives the paired run-by-run difference
 // evosteer − reference.
-func Table(rows []schema.EvalRow, simulated bool) string {
+func Table(rows []schema.EvalRow, cfg *config.Config) string {
 	type key struct{ policy, bench string }
 	scores := map[key][]float64{}
 	blocks := map[string]string{}
@@ -38,8 +39,11 @@ func Table(rows []schema.EvalRow, simulated bool) string {
 	}
 	avgs := map[key]avgRow{} // (policy, block) → Avg row
 	var b strings.Builder
-	if simulated {
+	if cfg.Executor.Backend == "sim" {
 		b.WriteString("Simulated world (internal/sim): these scores say whether the machinery works, not what any LLM scores.\n\n")
+	}
+	if cfg.Served != nil {
+		b.WriteString("reference: ρ is " + cfg.Reference() + ".\n\n")
 	}
 	b.WriteString("| benchmark | " + strings.Join(policies, " | ") + " |\n|---|" + strings.Repeat("---|", len(policies)) + "\n")
 	for _, block := range []string{"iid", "ood"} {

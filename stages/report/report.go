@@ -73,6 +73,7 @@ func Build(r *rundir.Folder) (*Report, error) {
 		{Cells: []string{"code version (init)", r.CodeVersion}},
 		{Cells: []string{"config sha256", cfg.SHA256()}},
 		{Cells: []string{"executor backend", backend}},
+		{Cells: []string{"reference ρ", cfg.Reference()}},
 		{Cells: []string{"objective", cfg.Objective}},
 		{Cells: []string{"ablations", ablations}},
 		{Cells: []string{"steps reported", fmt.Sprintf("%d–%d (%d step folders with rollouts)", first, last, len(d.steps))}},
