@@ -13,6 +13,9 @@
 // and aggregate stages build them (π_θ and ρ episodes per task, behaviour log-probabilities,
 // Δℓ from the scores, measured task anchors from the ρ episodes seen so far). After every step
 // the policy's terminal distribution is computed exactly by enumeration and compared with P*.
+// ρ is the calibrated prior's logits, or a served language model's (World.WithServedReference:
+// the masked likelihood of each action's canonical JSON, scored once per state when the world is
+// built), so the same check covers θ = ρ·exp(g_ψ) over a served ρ (docs/SERVED-REFERENCE.md).
 // Study runs what `evosteer exact` runs (every objective, the curve table and its summary, the
 // verdicts); the command only parses flags and prints.
 //

@@ -38,6 +38,9 @@ type World struct {
 	// success is the probability that history i of task q is rewarded: 0 or 1 in the deterministic
 	// world, p in the noisy one. [task][history index]
 	success [][]float64
+	// served is ρ's log-probabilities per task and state (in World.index order) when a served
+	// model is the reference (WithServedReference); nil for the built-in prior, referencePrior.
+	served [][][]float32
 }
 
 // Histories is the number of terminal histories of a task: stop at once, or a role and one of
@@ -182,9 +185,18 @@ func (w *World) row(s state) gpu.PolicyRow {
 		default:
 			d[1+a] = 1
 		}
-		prior[a] = referencePrior(s.kind, a)
+		prior[a] = w.prior(s, a)
 	}
 	return gpu.PolicyRow{State: st, Actions: acts, Prior: prior}
+}
+
+// prior is ρ's logit of action a at state s: the served reference's log-probability when there is
+// one, else referencePrior.
+func (w *World) prior(s state, a int) float32 {
+	if w.served != nil {
+		return w.served[s.task][w.index(s)][a]
+	}
+	return referencePrior(s.kind, a)
 }
 
 // referencePrior is ρ's logit: at the start it prefers role 0 and rarely stops; after an agent
