@@ -12,6 +12,8 @@ func TestRowTypesBindToTheirTables(t *testing.T) {
 		{Episodes, func() error { _, err := Build(Episodes, []EpisodeRow{{}}); return err }},
 		{Decisions, func() error { _, err := Build(Decisions, []DecisionRow{{}}); return err }},
 		{Executions, func() error { _, err := Build(Executions, []ExecutionRow{{}}); return err }},
+		{Prompts, func() error { _, err := Build(Prompts, []PromptRow{{}}); return err }},
+		{RhoDrift, func() error { _, err := Build(RhoDrift, []RhoDriftRow{{}}); return err }},
 		{Anchors, func() error { _, err := Build(Anchors, []AnchorRow{{}}); return err }},
 		{Buckets, func() error { _, err := Build(Buckets, []BucketRow{{}}); return err }},
 		{Corrections, func() error { _, err := Build(Corrections, []CorrectionRow{{}}); return err }},

@@ -24,7 +24,7 @@ func (t *Table) ID() string { return fmt.Sprintf("%s@%d", t.Name, t.Version) }
 // fresh; the tables are shared and must not be modified.
 func All() []*Table {
 	return []*Table{
-		Episodes, Decisions, Executions, Scores, Anchors, Buckets,
+		Episodes, Decisions, Prompts, Executions, Scores, RhoDrift, Anchors, Buckets,
 		Corrections, ValueData, Pairs, Losses, Coefficients, Ledger, Skills,
 		Proposals, Tasks, SimTruth, Checkpoint, UpdateMetrics, EvalResults, Probe, ExactCurve, CalibrationFit,
 	}

@@ -31,6 +31,8 @@ served_reference:
   timeout_seconds: 30
   outage_seconds: 30
   cache_decisions: 4096
+  rescore_sample: 0.05
+  drift_tolerance: 0.1
 YAML
 if [ ! -f "$run/run.yaml" ]; then "$evosteer" init --config "$tmp/served.yaml" --run "$run"; fi
 "$evosteer" train --run "$run" --steps "$steps"

@@ -25,7 +25,8 @@ func TestServedReferenceEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "served.yaml")
 	writeFile(t, cfg, trainConfig+"served_reference:\n  dialect: sglang\n  base_url: "+srv.URL+"\n  model: fake/qwen\n  api_key_env: \"\"\n"+
-		"  template: qwen3\n  max_concurrency: 8\n  timeout_seconds: 30\n  outage_seconds: 5\n  cache_decisions: 1024\n")
+		"  template: qwen3\n  max_concurrency: 8\n  timeout_seconds: 30\n  outage_seconds: 5\n  cache_decisions: 1024\n"+
+		"  rescore_sample: 0.2\n  drift_tolerance: 0.1\n")
 	runDir := filepath.Join(dir, "run")
 	var trained int // scoring requests before the evaluation
 	for _, args := range [][]string{{"init", "--run", runDir, "--config", cfg}, {"train", "--run", runDir, "--steps", "2"}, {"eval", "--run", runDir, "--runs", "1"}, {"report", "--run", runDir}} {
@@ -39,6 +40,14 @@ func TestServedReferenceEndToEnd(t *testing.T) {
 	rows, err := schema.ReadFile[schema.DecisionRow](schema.Decisions, filepath.Join(runDir, "step-000001", "rollout", "decisions.arrow"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	prompts, err := schema.ReadFile[schema.PromptRow](schema.Prompts, filepath.Join(runDir, "step-000001", "rollout", "prompts.arrow"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	drift, err := schema.ReadFile[schema.RhoDriftRow](schema.RhoDrift, filepath.Join(runDir, "step-000001", "rescore", "rho_drift.arrow"))
+	if err != nil || len(drift) != int(math.Ceil(0.2*float64(len(prompts)))) {
+		t.Fatalf("%d decisions re-queried of %d prompts (%v)", len(drift), len(prompts), err)
 	}
 	choices := 0
 	for _, d := range rows {
@@ -57,8 +66,8 @@ func TestServedReferenceEndToEnd(t *testing.T) {
 			t.Fatalf("%s t=%d: behaviour %v, log ρ %v: step 1's untrained θ is not the served ρ", d.EpisodeID, d.T, d.LogpBehavior, d.PriorLogits[d.Chosen])
 		}
 	}
-	if choices == 0 || fake.Generates() == 0 {
-		t.Fatalf("%d decisions with a choice, %d scoring requests", choices, fake.Generates())
+	if choices == 0 || choices != len(prompts) || fake.Generates() == 0 {
+		t.Fatalf("%d decisions with a choice, %d prompts, %d scoring requests", choices, len(prompts), fake.Generates())
 	}
 	table, err := os.ReadFile(filepath.Join(runDir, "eval", "table.md"))
 	if err != nil || !strings.Contains(string(table), `reference: ρ is the served model "fake/qwen"`) || fake.Generates() == trained {

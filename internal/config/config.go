@@ -200,6 +200,12 @@ type ServedReference struct {
 	TimeoutSeconds float64 `yaml:"timeout_seconds" json:"timeout_seconds"`
 	OutageSeconds  float64 `yaml:"outage_seconds" json:"outage_seconds"`
 	CacheDecisions int     `yaml:"cache_decisions" json:"cache_decisions"` // decisions (and action texts) whose scores are kept
+	// RescoreSample is the share of a step's scored decisions (the prompts table's rows) rescore
+	// re-queries, a fixed subset drawn from the stage seed (0: none); DriftTolerance the largest
+	// |Δ log ρ| in nats between the rollout's and rescore's scores of a legal action before
+	// rescore fails (servers are not bit-deterministic).
+	RescoreSample  float64 `yaml:"rescore_sample" json:"rescore_sample"`
+	DriftTolerance float64 `yaml:"drift_tolerance" json:"drift_tolerance"`
 }
 
 // Tools configures the agents' tools and the code graders' sandbox.

@@ -69,17 +69,20 @@ func TestServedReferenceOverlay(t *testing.T) {
 		t.Fatal("the default configuration has a served reference")
 	}
 	good := "served_reference:\n  dialect: vllm\n  base_url: http://127.0.0.1:8000\n  model: Qwen/Qwen3-8B\n  api_key_env: \"\"\n" +
-		"  template: qwen3\n  max_concurrency: 64\n  timeout_seconds: 60\n  outage_seconds: 600\n  cache_decisions: 4096\n"
+		"  template: qwen3\n  max_concurrency: 64\n  timeout_seconds: 60\n  outage_seconds: 600\n  cache_decisions: 4096\n" +
+		"  rescore_sample: 0.05\n  drift_tolerance: 0.1\n"
 	cfg, err := Load(write(t, good))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := cfg.Served; s == nil || s.Dialect != "vllm" || s.Model != "Qwen/Qwen3-8B" || s.CacheDecisions != 4096 || cfg.SHA256() == def.SHA256() {
+	if s := cfg.Served; s == nil || s.Dialect != "vllm" || s.Model != "Qwen/Qwen3-8B" || s.CacheDecisions != 4096 || s.RescoreSample != 0.05 || s.DriftTolerance != 0.1 || cfg.SHA256() == def.SHA256() {
 		t.Fatalf("served reference %+v", cfg.Served)
 	}
 	loadErr(t, strings.Replace(good, "dialect: vllm", "dialect: llama.cpp", 1), "served_reference.dialect", "must be one of [sglang vllm]")
 	loadErr(t, strings.Replace(good, "base_url: http://127.0.0.1:8000", "base_url: 127.0.0.1:8000", 1), "served_reference.base_url", "http://")
 	loadErr(t, strings.Replace(good, "template: qwen3", "template: llama3", 1), "served_reference.template")
 	loadErr(t, strings.Replace(good, "max_concurrency: 64", "max_concurrency: 0", 1), "served_reference.max_concurrency")
+	loadErr(t, strings.Replace(good, "rescore_sample: 0.05", "rescore_sample: 1.5", 1), "served_reference.rescore_sample", "[0, 1]")
+	loadErr(t, strings.Replace(good, "  drift_tolerance: 0.1\n", "", 1), "served_reference.drift_tolerance", "must be > 0")
 	loadErr(t, "served_reference:\n  dialect: sglang\n", "served_reference.base_url", "served_reference.model")
 }

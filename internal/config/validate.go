@@ -214,6 +214,8 @@ func (c *Config) validate(name string, file *ast.File) error {
 		k.positive("served_reference.timeout_seconds", sr.TimeoutSeconds)
 		k.nonNegative("served_reference.outage_seconds", sr.OutageSeconds)
 		k.intIn("served_reference.cache_decisions", int64(sr.CacheDecisions), 1, 1_000_000, "decisions whose scores are held in memory")
+		k.floatIn("served_reference.rescore_sample", sr.RescoreSample, 0, 1, false, false)
+		k.positive("served_reference.drift_tolerance", sr.DriftTolerance)
 	}
 	k.oneOf("executor.backend", c.Executor.Backend, "sim", "openai")
 	k.nonNegative("executor.temperature", c.Executor.Temperature)

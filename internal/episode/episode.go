@@ -137,7 +137,7 @@ func (e *env) run(ctx context.Context, j Job) (*Played, error) {
 				break
 			}
 		}
-		row, a, err := e.decide(ctx, d, j, t, forced, prompt)
+		row, sent, a, err := e.decide(ctx, d, j, t, forced, prompt)
 		if errors.Is(err, errForcedIllegal) {
 			unhealthy(fmt.Sprintf("the forced first action %s is not legal", j.First.JSON()))
 			break
@@ -160,6 +160,9 @@ func (e *env) run(ctx context.Context, j Job) (*Played, error) {
 			}
 		}
 		out.Decisions = append(out.Decisions, row)
+		if sent != nil {
+			out.Prompts = append(out.Prompts, *sent)
+		}
 		for _, x := range outcome.Executions {
 			out.Executions = append(out.Executions, executionRowOf(j.ID, int32(t), x))
 		}
@@ -175,16 +178,20 @@ func (e *env) run(ctx context.Context, j Job) (*Played, error) {
 // decide records the state s_t with the network's exact inputs and ρ's logits, scores the legal
 // actions (the network through the waves, or the scripted policy), samples the action with the
 // episode's decision seed, and returns the decision row (observation filled in after the action).
-// prompt renders the decision's controller prompt, which a served reference reads.
-func (e *env) decide(ctx context.Context, d *policy.Decision, j Job, t int, forced bool, prompt func() string) (schema.DecisionRow, orchestra.Action, error) {
+// prompt renders the decision's controller prompt, which a served reference reads; the prompt it
+// sent is returned as the decision's prompts row (nil when none was sent).
+func (e *env) decide(ctx context.Context, d *policy.Decision, j Job, t int, forced bool, prompt func() string) (schema.DecisionRow, *schema.PromptRow, orchestra.Action, error) {
 	rt := d.RT
 	state, actions := policy.Encode(d)
 	if e.zeroFeatures {
 		clear(state[:gpu.FeatureWidth])
 	}
-	priorLogits, err := e.ref.logits(ctx, d, prompt)
+	priorLogits, sent, err := e.ref.logits(ctx, d, prompt)
 	if err != nil {
-		return schema.DecisionRow{}, orchestra.Action{}, err
+		return schema.DecisionRow{}, nil, orchestra.Action{}, err
+	}
+	if sent != nil {
+		sent.EpisodeID, sent.T = j.ID, int32(t)
 	}
 	prior := make([]float32, len(priorLogits))
 	for i, v := range priorLogits {
@@ -204,20 +211,20 @@ func (e *env) decide(ctx context.Context, d *policy.Decision, j Job, t int, forc
 		// rescore scores it at its true probability over the full legal set.
 		i := slices.IndexFunc(d.Legal, func(a orchestra.Action) bool { return a.JSON() == j.First.JSON() })
 		if i < 0 {
-			return row, orchestra.Action{}, errForcedIllegal
+			return row, sent, orchestra.Action{}, errForcedIllegal
 		}
 		row.Forced, row.Chosen, row.ActionJSON, row.ActionKind = true, int32(i), d.Legal[i].JSON(), d.Legal[i].Kind
-		return row, d.Legal[i], nil
+		return row, sent, d.Legal[i], nil
 	}
 	var logp []float64
 	if j.Script != nil {
 		if logp, err = j.Script.LogProbs(d); err != nil {
-			return row, orchestra.Action{}, err
+			return row, sent, orchestra.Action{}, err
 		}
 	} else {
 		q := &question{order: j.order, kind: askPolicy, row: gpu.PolicyRow{State: state, Actions: actions, Prior: prior}, theta: j.Theta}
 		if err := e.ask(q); err != nil {
-			return row, orchestra.Action{}, err
+			return row, sent, orchestra.Action{}, err
 		}
 		logp = make([]float64, len(q.logp))
 		for i, v := range q.logp {
@@ -228,11 +235,11 @@ func (e *env) decide(ctx context.Context, d *policy.Decision, j Job, t int, forc
 	s := seed.Derive(j.Seed, "decision", strconv.Itoa(t))
 	i, err := policy.Sample(logp, rand.New(rand.NewPCG(s, s>>1|1)))
 	if err != nil {
-		return row, orchestra.Action{}, err
+		return row, sent, orchestra.Action{}, err
 	}
 	a := d.Legal[i]
 	row.Chosen, row.LogpBehavior, row.ActionJSON, row.ActionKind = int32(i), logp[i], a.JSON(), a.Kind
-	return row, a, nil
+	return row, sent, a, nil
 }
 
 // outputScore is the grader's score of the output node's text now (the episode's reward after

@@ -49,6 +49,9 @@ type Played struct {
 	Episode    schema.EpisodeRow
 	Decisions  []schema.DecisionRow
 	Executions []schema.ExecutionRow
+	// Prompts are the controller prompts a served reference scored, one per decision with more
+	// than one legal action (none with the prior).
+	Prompts []schema.PromptRow
 }
 
 // Progress is told, after every finished episode, how many of the total are done.

@@ -2,14 +2,21 @@ package episode
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"maps"
 	"math"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/executor/scoring"
 	"github.com/evosteer/evosteer-go/internal/executor/scoring/fakeengine"
+	"github.com/evosteer/evosteer-go/internal/orchestra"
 	"github.com/evosteer/evosteer-go/internal/sim"
 )
 
@@ -93,7 +100,7 @@ func TestServedReferenceFaults(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), srv.URL) || !strings.Contains(err.Error(), "other/model") || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("an unserved model: %v", err)
 	}
-	if time.Since(began) > preflightTimeout+5*time.Second {
+	if time.Since(began) > scoring.PreflightTimeout+5*time.Second {
 		t.Fatalf("the preflight took %v", time.Since(began))
 	}
 
@@ -108,5 +115,66 @@ func TestServedReferenceFaults(t *testing.T) {
 		if p.Episode.Healthy || !strings.Contains(*p.Episode.UnhealthyReason, "the served reference") {
 			t.Fatalf("episode %s: healthy %v, reason %v", p.Episode.EpisodeID, p.Episode.Healthy, p.Episode.UnhealthyReason)
 		}
+	}
+}
+
+// TestServedReferenceRecordsItsPrompts: with served_reference set, every decision with more than
+// one legal action has one prompts row, and its text is what the engine received: the ChatML
+// rendering of the controller's system prompt and the row's user message (written out here, not
+// through the template) is a text the fake's /tokenize received, its sha256 is prompt_sha256 and
+// the model's token count of it is prompt_tokens; every scoring prompt the engine received is
+// some row's.
+func TestServedReferenceRecordsItsPrompts(t *testing.T) {
+	cfg, l, eng := untrained(t)
+	fake := fakeengine.NewSGLang(fakeengine.Model{Name: "fake/qwen"}, fakeengine.SGLangOptions{})
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	servedConfig(cfg, srv.URL, "fake/qwen")
+	exec, err := NewExecutor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	played, err := Play(context.Background(), cfg, exec, l, eng, servedJobs(cfg), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	received := map[string]bool{}
+	for _, text := range fake.Tokenized() {
+		if strings.HasPrefix(text, "<|im_start|>system\n") {
+			received[text] = true
+		}
+	}
+	rendered := map[string]bool{}
+	for _, p := range played {
+		var want []string
+		for _, d := range p.Decisions {
+			if len(d.LegalActions) > 1 {
+				want = append(want, fmt.Sprintf("%s/%d", d.EpisodeID, d.T))
+			}
+		}
+		var got []string
+		for _, row := range p.Prompts {
+			got = append(got, fmt.Sprintf("%s/%d", row.EpisodeID, row.T))
+			text := "<|im_start|>system\n" + orchestra.ControllerSystemPrompt + "<|im_end|>\n<|im_start|>user\n" + row.UserMessage +
+				"<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"
+			rendered[text] = true
+			sum := sha256.Sum256([]byte(text))
+			switch {
+			case !received[text]:
+				t.Fatalf("%s t=%d: the engine never received the rendered prompt of the stored user message", row.EpisodeID, row.T)
+			case row.PromptSHA256 != hex.EncodeToString(sum[:]):
+				t.Fatalf("%s t=%d: prompt_sha256 %s, the rendered prompt's %x", row.EpisodeID, row.T, row.PromptSHA256, sum)
+			case int(row.PromptTokens) != len(fakeengine.Model{}.Tokenize(text)):
+				t.Fatalf("%s t=%d: prompt_tokens %d, the model's count %d", row.EpisodeID, row.T, row.PromptTokens, len(fakeengine.Model{}.Tokenize(text)))
+			case row.SystemPromptID != orchestra.ControllerSystemPromptID || row.Template != "qwen3" || row.Model != "fake/qwen":
+				t.Fatalf("%s t=%d: %+v", row.EpisodeID, row.T, row)
+			}
+		}
+		if !slices.Equal(got, want) || len(got) == 0 {
+			t.Fatalf("episode %s: prompts rows %v, decisions with a choice %v", p.Episode.EpisodeID, got, want)
+		}
+	}
+	if !maps.Equal(received, rendered) {
+		t.Fatalf("the engine received %d scoring prompts, the prompts rows render %d", len(received), len(rendered))
 	}
 }

@@ -24,11 +24,13 @@ const (
 	Decisions  = "decisions"
 	Executions = "executions"
 	SimTruth   = "sim_truth" // the hidden truths of the simulated world (also the author's)
+	Prompts    = "prompts"   // the controller prompts a served reference scored (served_reference only)
 )
 
 // The files of the other stages, in their stage folder.
 const (
-	ScoresFile = "scores.arrow" // rescore
+	ScoresFile   = "scores.arrow"    // rescore
+	RhoDriftFile = "rho_drift.arrow" // rescore, served_reference only
 
 	AnchorsFile     = "anchors.arrow" // aggregate
 	BucketsFile     = "buckets.arrow"

@@ -11,6 +11,14 @@
 // stage checks this (learner.MaxBehaviorMismatch) and fails loudly when a checkpoint and a rollout do
 // not belong together.
 //
-// It must not change the learner or read anything but the step's decisions, episodes and the
-// previous checkpoint.
+// With served_reference set it also re-queries the served ρ (drift.go): a fixed share
+// (served_reference.rescore_sample, drawn from the stage seed) of the decisions the rollout's
+// prompts table holds, each rebuilt from its stored user message and legal actions, and writes
+// rescore/rho_drift.arrow (one row per re-queried decision: its legal action of largest
+// |Δ log ρ|); the summary prints the largest, and the stage fails in one line naming the
+// episode, decision, action and drift past served_reference.drift_tolerance. The stored
+// prior_logits stay as the rollout recorded them, and log π_ρ is rescored from them.
+//
+// It must not change the learner or read anything but the step's decisions, episodes, prompts
+// and the previous checkpoint (and, to re-query, the served reference).
 package rescore

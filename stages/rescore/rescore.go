@@ -27,33 +27,48 @@ type Stage struct{}
 func (Stage) Name() string { return layout.Rescore }
 
 // Inputs are the previous step's checkpoint and the step's rollout decisions and episodes (every
-// shard).
+// shard), and with served_reference the rollout's prompts.
 func (Stage) Inputs(r *rundir.Folder, step int) (rundir.Resolved, error) {
-	files, err := r.ShardedInputs(step, layout.Rollout, layout.Decisions, layout.Episodes)
+	tables := []string{layout.Decisions, layout.Episodes}
+	if r.Config.Served != nil {
+		tables = append(tables, layout.Prompts)
+	}
+	files, err := r.ShardedInputs(step, layout.Rollout, tables...)
 	if err != nil {
 		return nil, err
 	}
-	return &inputs{checkpoint: learner.Path(r, step-1), decisions: files[0], episodes: files[1]}, nil
+	in := &inputs{checkpoint: learner.Path(r, step-1), decisions: files[0], episodes: files[1]}
+	if r.Config.Served != nil {
+		in.prompts = files[2]
+	}
+	return in, nil
 }
 
-// inputs are the previous step's checkpoint and the step's rollout decisions and episodes, every
-// shard.
+// inputs are the previous step's checkpoint and the step's rollout decisions, episodes and
+// (served_reference only) prompts, every shard.
 type inputs struct {
-	checkpoint          string
-	decisions, episodes []string
+	checkpoint                   string
+	decisions, episodes, prompts []string
 }
 
 // Paths implements rundir.Resolved.
 func (in *inputs) Paths() []string {
-	return append(append([]string{in.checkpoint}, in.decisions...), in.episodes...)
+	return slices.Concat([]string{in.checkpoint}, in.decisions, in.episodes, in.prompts)
 }
 
-// Outputs is the scores table.
-func (Stage) Outputs(*rundir.Folder, int) []string { return []string{layout.ScoresFile} }
+// Outputs is the scores table, and with served_reference the drift of the re-queried ρ.
+func (Stage) Outputs(r *rundir.Folder, _ int) []string {
+	if r.Config.Served != nil {
+		return []string{layout.ScoresFile, layout.RhoDriftFile}
+	}
+	return []string{layout.ScoresFile}
+}
 
 // Run scores every decision and writes the scores table into sc.OutDir. It fails when a sampled
 // decision's rescored log-probability differs from its behaviour log-probability by more than
-// learner.MaxBehaviorMismatch.
+// learner.MaxBehaviorMismatch. With served_reference it also re-queries the server for a sample
+// of the scored decisions and writes their drift (rho_drift), failing past
+// served_reference.drift_tolerance; log π_ρ is still rescored from the stored prior_logits.
 func (Stage) Run(ctx context.Context, sc *rundir.StageContext) error {
 	cfg := sc.Folder.Config
 	in := sc.Resolved.(*inputs)
@@ -123,12 +138,16 @@ func (Stage) Run(ctx context.Context, sc *rundir.StageContext) error {
 				src, m, learner.MaxBehaviorMismatch, sc.Step, sc.Step-1)
 		}
 	}
-	rec, err := schema.Build(schema.Scores, scores)
-	if err != nil {
-		return err
+	if sr := cfg.Served; sr != nil {
+		rows, err := drift(ctx, sr, sc.Seed, in.prompts, decs)
+		if err != nil {
+			return err
+		}
+		if err := schema.WriteRows(schema.RhoDrift, filepath.Join(sc.OutDir, layout.RhoDriftFile), sc.Lineage(), rows); err != nil {
+			return err
+		}
 	}
-	defer rec.Release()
-	return schema.Scores.WriteBatches(filepath.Join(sc.OutDir, layout.ScoresFile), sc.Lineage(), rec)
+	return schema.WriteRows(schema.Scores, filepath.Join(sc.OutDir, layout.ScoresFile), sc.Lineage(), scores)
 }
 
 // relativeMismatch is |rescored − behaviour| / max(1, |behaviour|).

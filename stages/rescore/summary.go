@@ -32,6 +32,15 @@ type Summary struct {
 	Temperature float64
 	// MeanAbsDeltaL is the mean |Δℓ| over decisions with more than one legal action.
 	MeanAbsDeltaL float64
+	// Drift is the served reference's re-query (nil without served_reference).
+	Drift *Drift
+}
+
+// Drift describes rescore's re-query of a served ρ (rho_drift.arrow).
+type Drift struct {
+	Sample, Tolerance float64 // served_reference.rescore_sample and drift_tolerance
+	Requeried         int     // decisions re-queried
+	Worst             schema.RhoDriftRow
 }
 
 // Summary reads the step's scores back (Summarize).
@@ -67,6 +76,18 @@ func Summarize(_ context.Context, r *rundir.Folder, step int) (*Summary, error) 
 	}
 	if branch > 0 {
 		s.MeanAbsDeltaL = absSum / float64(branch)
+	}
+	if sr := r.Config.Served; sr != nil {
+		rows, err := schema.ReadFile[schema.RhoDriftRow](schema.RhoDrift, filepath.Join(r.StageDir(step, layout.Rescore), layout.RhoDriftFile))
+		if err != nil {
+			return nil, err
+		}
+		s.Drift = &Drift{Sample: sr.RescoreSample, Tolerance: sr.DriftTolerance, Requeried: len(rows)}
+		for i, row := range rows {
+			if i == 0 || row.Drift > s.Drift.Worst.Drift {
+				s.Drift.Worst = row
+			}
+		}
 	}
 	if s.Temperature != 1 {
 		return s, nil
@@ -148,6 +169,12 @@ func (s *Summary) Write(w io.Writer) error {
 	}
 	for _, src := range slices.Sorted(maps.Keys(s.MaxMismatch)) {
 		fmt.Fprintf(&b, "  %-18s max |rescored − behaviour| / max(1, |behaviour|) log-prob %.2g\n", src, s.MaxMismatch[src])
+	}
+	if d := s.Drift; d != nil && d.Requeried == 0 {
+		fmt.Fprintf(&b, "  served ρ drift: no decision re-queried (served_reference.rescore_sample %g)\n", d.Sample)
+	} else if d != nil {
+		fmt.Fprintf(&b, "  served ρ drift: %d decisions re-queried (rescore_sample %g), largest |Δ log ρ| %.3g nats (tolerance %g) at %s decision %d action %s\n",
+			d.Requeried, d.Sample, d.Worst.Drift, d.Tolerance, d.Worst.EpisodeID, d.Worst.T, d.Worst.ActionJSON)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -60,10 +60,14 @@ func (Stage) Inputs(r *rundir.Folder, step int) (rundir.Resolved, error) {
 	return in, nil
 }
 
-// Outputs are the episodes, decisions and executions of the shard, and the hidden truths of
-// its tasks on the simulated world.
+// Outputs are the episodes, decisions and executions of the shard, the controller prompts its
+// served reference scored (served_reference only), and the hidden truths of its tasks on the
+// simulated world.
 func (s Stage) Outputs(r *rundir.Folder, _ int) []string {
 	tables := []string{layout.Episodes, layout.Decisions, layout.Executions}
+	if r.Config.Served != nil {
+		tables = append(tables, layout.Prompts)
+	}
 	if r.Config.Executor.Backend == "sim" {
 		tables = append(tables, layout.SimTruth)
 	}
@@ -182,10 +186,12 @@ func writeOutputs(sc *rundir.StageContext, lin schema.Lineage, shard Shard, eps 
 	var episodes []schema.EpisodeRow
 	var decisions []schema.DecisionRow
 	var executions []schema.ExecutionRow
+	var prompts []schema.PromptRow
 	for _, ep := range eps {
 		episodes = append(episodes, ep.Episode)
 		decisions = append(decisions, ep.Decisions...)
 		executions = append(executions, ep.Executions...)
+		prompts = append(prompts, ep.Prompts...)
 	}
 	file := func(table string) string {
 		return filepath.Join(sc.OutDir, layout.ShardFile(table, shard.Index, shard.Count))
@@ -198,6 +204,11 @@ func writeOutputs(sc *rundir.StageContext, lin schema.Lineage, shard Shard, eps 
 	}
 	if err := writeTable(file(layout.Executions), schema.Executions, lin, executions); err != nil {
 		return err
+	}
+	if sc.Folder.Config.Served != nil {
+		if err := writeTable(file(layout.Prompts), schema.Prompts, lin, prompts); err != nil {
+			return err
+		}
 	}
 	if w, ok := exec.(*sim.World); ok {
 		return writeTable(file(layout.SimTruth), schema.SimTruth, lin, truthRows(w, picked))

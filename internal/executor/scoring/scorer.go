@@ -55,6 +55,9 @@ func NewScorer(ctx context.Context, engine Engine, template ChatTemplate, cacheS
 	return &Scorer{engine: engine, template: template, eos: ids[0], decisions: decisions, texts: texts}, nil
 }
 
+// Template is the chat template the scorer renders prompts with.
+func (s *Scorer) Template() ChatTemplate { return s.template }
+
 // Score is log ρ of each candidate reply to the system and user messages. A single candidate has
 // log-probability 0 and costs no request, as a forced action costs no forward pass.
 func (s *Scorer) Score(ctx context.Context, system, user string, candidates []string) (Scored, error) {

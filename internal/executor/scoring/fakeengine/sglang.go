@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"sync"
 	"sync/atomic"
 )
 
@@ -33,11 +34,14 @@ type SGLangOptions struct {
 // sgl-project/sglang (python/sglang/srt/entrypoints/http_server.py, managers/io_struct.py,
 // entrypoints/openai/protocol.py, the scheduler's input log-prob processing): POST /tokenize,
 // POST /generate with batched input_ids and return_logprob, GET /get_model_info and GET
-// /v1/models. It counts the /generate requests it receives.
+// /v1/models. It counts the /generate requests it receives and records the texts it tokenises.
 type SGLangServer struct {
 	model     Model
 	opts      SGLangOptions
 	generates atomic.Int64
+	oddShift  atomic.Uint64 // math.Float64bits of the nats Perturb lowers odd tokens by
+	mu        sync.Mutex
+	tokenized []string
 }
 
 // NewSGLang returns the fake SGLang server of m.
@@ -47,6 +51,18 @@ func NewSGLang(m Model, opts SGLangOptions) *SGLangServer {
 
 // Generates is the number of /generate requests received, failed ones included.
 func (s *SGLangServer) Generates() int { return int(s.generates.Load()) }
+
+// Tokenized is every text /tokenize received, in order of arrival.
+func (s *SGLangServer) Tokenized() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.tokenized...)
+}
+
+// Perturb lowers, from now on, the log-probability /generate reports for every odd token id by
+// nats, as a server whose numbers changed between two runs (a uniform shift would cancel in ρ's
+// normalisation over the legal siblings; this one moves ρ wherever siblings differ in parity).
+func (s *SGLangServer) Perturb(nats float64) { s.oddShift.Store(math.Float64bits(nats)) }
 
 // sglangMaxModelLen is the context length the fake reports.
 const sglangMaxModelLen = 32768
@@ -80,6 +96,9 @@ func (s *SGLangServer) tokenize(w http.ResponseWriter, r *http.Request) {
 		sglangError(w, http.StatusBadRequest, fmt.Sprintf("exactly one of 'prompt' or 'messages' must be provided (%v)", err))
 		return
 	}
+	s.mu.Lock()
+	s.tokenized = append(s.tokenized, *req.Prompt)
+	s.mu.Unlock()
 	ids := s.model.Tokenize(*req.Prompt)
 	if req.AddSpecialTokens == nil || *req.AddSpecialTokens {
 		ids = append([]int{0}, ids...)
@@ -120,6 +139,7 @@ func (s *SGLangServer) generate(w http.ResponseWriter, r *http.Request) {
 		sglangError(w, http.StatusBadRequest, "fake: send max_new_tokens 1")
 		return
 	}
+	shift := math.Float64frombits(s.oddShift.Load())
 	items := make([]map[string]any, len(req.InputIDs))
 	for i, ids := range req.InputIDs {
 		for _, id := range ids {
@@ -140,7 +160,7 @@ func (s *SGLangServer) generate(w http.ResponseWriter, r *http.Request) {
 			for k := start; k < len(ids); k++ {
 				var v any // null at the first position
 				if k > start {
-					v = s.model.LogProb(ids[:k], ids[k])
+					v = s.model.LogProb(ids[:k], ids[k]) - shift*float64(ids[k]%2)
 				}
 				entries = append(entries, []any{v, ids[k], nil})
 			}
