@@ -20,7 +20,7 @@ func newRolloutCmd() *cobra.Command {
 batch.current_rollouts episodes of pi_theta and batch.reference_rollouts of the frozen reference rho
 per task on the configured executor (one atomic edit per decision, executed at once), and write
 step-NNNNNN/rollout/{episodes,decisions,executions}.arrow (plus sim_truth.arrow on the simulated
-world). Episodes whose executor fails are kept with healthy=false and the reason; the stage fails
+world, and prompts.arrow, what the served reference was asked, with served_reference). Episodes whose executor fails are kept with healthy=false and the reason; the stage fails
 when more than rollout.max_unhealthy_share of them are unhealthy. Then print a summary.
 
 --shard i/n rolls out every n-th task starting at the i-th, into *-i-of-n.arrow files, so that
