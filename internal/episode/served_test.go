@@ -37,11 +37,10 @@ func servedJobs(cfg *config.Config) []Job {
 	return jobs
 }
 
-// TestServedReferenceIsRho: with served_reference set, every decision's ρ logits are the served
-// model's masked log-likelihood of the legal actions (a distribution: Σ ρ = 1), the untrained θ
-// is ρ exactly (each behaviour log-probability is ρ's of the choice), and a decision costs at
-// most one scoring request.
-func TestServedReferenceIsRho(t *testing.T) {
+// playServed plays servedJobs with the untrained learner and ρ served by the fake SGLang engine,
+// and returns the episodes and the engine.
+func playServed(t *testing.T) ([]Played, *fakeengine.SGLangServer) {
+	t.Helper()
 	cfg, l, eng := untrained(t)
 	fake := fakeengine.NewSGLang(fakeengine.Model{Name: "fake/qwen"}, fakeengine.SGLangOptions{})
 	srv := httptest.NewServer(fake)
@@ -55,6 +54,15 @@ func TestServedReferenceIsRho(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return played, fake
+}
+
+// TestServedReferenceIsRho: with served_reference set, every decision's ρ logits are the served
+// model's masked log-likelihood of the legal actions (a distribution: Σ ρ = 1), the untrained θ
+// is ρ exactly (each behaviour log-probability is ρ's of the choice), and a decision costs at
+// most one scoring request.
+func TestServedReferenceIsRho(t *testing.T) {
+	played, fake := playServed(t)
 	scored := 0
 	for _, p := range played {
 		if !p.Episode.Healthy {
@@ -125,19 +133,7 @@ func TestServedReferenceFaults(t *testing.T) {
 // the model's token count of it is prompt_tokens; every scoring prompt the engine received is
 // some row's.
 func TestServedReferenceRecordsItsPrompts(t *testing.T) {
-	cfg, l, eng := untrained(t)
-	fake := fakeengine.NewSGLang(fakeengine.Model{Name: "fake/qwen"}, fakeengine.SGLangOptions{})
-	srv := httptest.NewServer(fake)
-	defer srv.Close()
-	servedConfig(cfg, srv.URL, "fake/qwen")
-	exec, err := NewExecutor(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	played, err := Play(context.Background(), cfg, exec, l, eng, servedJobs(cfg), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	played, fake := playServed(t)
 	received := map[string]bool{}
 	for _, text := range fake.Tokenized() {
 		if strings.HasPrefix(text, "<|im_start|>system\n") {
