@@ -43,6 +43,9 @@ type servedReference struct {
 var errReference = errors.New("the served reference")
 
 func (r servedReference) logits(ctx context.Context, d *policy.Decision, prompt func() string) ([]float64, *schema.PromptRow, error) {
+	if len(d.Legal) == 1 {
+		return []float64{0}, nil, nil // log ρ = 0: no request, and no prompt to render
+	}
 	actions := make([]string, len(d.Legal))
 	for i, a := range d.Legal {
 		actions[i] = a.JSON()
@@ -51,9 +54,6 @@ func (r servedReference) logits(ctx context.Context, d *policy.Decision, prompt 
 	scored, err := r.scorer.Score(ctx, orchestra.ControllerSystemPrompt, user, actions)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", errReference, err)
-	}
-	if len(actions) == 1 {
-		return scored.LogProbs, nil, nil // log ρ = 0, no request sent
 	}
 	tmpl := r.scorer.Template()
 	return scored.LogProbs, &schema.PromptRow{SystemPromptID: orchestra.ControllerSystemPromptID, Template: tmpl.Name, Model: r.model,
