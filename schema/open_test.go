@@ -116,8 +116,8 @@ func TestOpenBadMetadata(t *testing.T) {
 	dir := t.TempDir()
 
 	p := writeRaw(t, filepath.Join(dir, "v99.arrow"), rec, lineageMD(t, "episodes@99"))
-	openErr(t, Open, p, "unknown version 99 of table episodes (this build knows 1)")
-	openErr(t, Episodes.Open, p, "unknown version 99 of table episodes (this build knows 1)")
+	openErr(t, Open, p, "unknown version 99 of table episodes (this build knows 2)")
+	openErr(t, Episodes.Open, p, "unknown version 99 of table episodes (this build knows 2)")
 
 	p = writeRaw(t, filepath.Join(dir, "v0.arrow"), rec, lineageMD(t, "episodes@0"))
 	openErr(t, Open, p, "unknown version 0 of table episodes")
@@ -131,12 +131,12 @@ func TestOpenBadMetadata(t *testing.T) {
 	p = writeRaw(t, filepath.Join(dir, "plain.arrow"), rec, map[string]string{"other": "x"})
 	openErr(t, Open, p, "metadata key evosteer.schema missing")
 
-	md := lineageMD(t, "episodes@1")
+	md := lineageMD(t, "episodes@2")
 	delete(md, keyStep)
 	p = writeRaw(t, filepath.Join(dir, "nostep.arrow"), rec, md)
 	openErr(t, Open, p, "evosteer.step")
 
-	md = lineageMD(t, "episodes@1")
+	md = lineageMD(t, "episodes@2")
 	md[keyInputs] = "[1,2]"
 	p = writeRaw(t, filepath.Join(dir, "badinputs.arrow"), rec, md)
 	openErr(t, Open, p, "evosteer.inputs")
@@ -146,7 +146,7 @@ func TestOpenBadColumns(t *testing.T) {
 	rec := randomBatch(Episodes.Schema, 10, 1, nil)
 	defer rec.Release()
 	dir := t.TempDir()
-	md := lineageMD(t, "episodes@1")
+	md := lineageMD(t, "episodes@2")
 
 	r := dropColumn(rec, "reward")
 	defer r.Release()
@@ -177,7 +177,7 @@ func TestReadNullInNonNullable(t *testing.T) {
 	if rec.Column(11).NullN() == 0 {
 		t.Fatal("test data has no null reward")
 	}
-	p := writeRaw(t, filepath.Join(t.TempDir(), "nulls.arrow"), rec, lineageMD(t, "episodes@1"))
+	p := writeRaw(t, filepath.Join(t.TempDir(), "nulls.arrow"), rec, lineageMD(t, "episodes@2"))
 	f, err := Open(p)
 	if err != nil {
 		t.Fatal(err)

@@ -138,7 +138,7 @@ func TestAllAndLookup(t *testing.T) {
 	if _, ok := Lookup("no_such_table"); ok {
 		t.Error("Lookup of an undeclared table succeeded")
 	}
-	if id := Episodes.ID(); id != "episodes@1" {
+	if id := Episodes.ID(); id != "episodes@2" {
 		t.Errorf("ID = %q", id)
 	}
 }

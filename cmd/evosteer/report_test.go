@@ -70,7 +70,7 @@ func TestReportCommand(t *testing.T) {
 	}
 	var rows []schema.EvalRow
 	for i, s := range []float64{0.5, 0.7} {
-		rows = append(rows, schema.EvalRow{Policy: "evosteer", Benchmark: r.Config.Families[0], Block: "iid", Run: int32(i), Score: s})
+		rows = append(rows, schema.EvalRow{Policy: "evosteer", Benchmark: r.Config.Families[0], Block: "iid", Run: int32(i), Score: s, ControllerCount: schema.ControllerCountEstimated})
 	}
 	if err := schema.WriteRows(schema.EvalResults, filepath.Join(dir, report.EvalFile), schema.Lineage{Run: r.Name, Stage: "eval"}, rows); err != nil {
 		t.Fatal(err)

@@ -126,7 +126,12 @@ func (e *env) run(ctx context.Context, j Job) (*Played, error) {
 		// a fixed paradigm's decision that no model makes.
 		if len(legal) > 1 && (t > 0 || j.First == nil || j.ChargeFirst) && controllerCall(j.Script, t) {
 			text = prompt()
-			charged = rt.ControllerReservation(textrules.Tokens(text), orchestra.LongestActionTokens(legal))
+			promptTokens, actionTokens, err := e.ref.count(ctx, text, legal)
+			if errors.Is(err, errReference) {
+				unhealthy(fmt.Sprintf("decision %d: %v", t, err))
+				break
+			}
+			charged = rt.ControllerReservation(promptTokens, actionTokens)
 			forced = !charged // finalisation: the controller cannot pay for its decision
 			if d.Legal = rt.Legal(); charged {
 				text = prompt()
@@ -150,7 +155,12 @@ func (e *env) run(ctx context.Context, j Job) (*Played, error) {
 			return nil, fmt.Errorf("episode %s decision %d: %w", j.ID, t, err)
 		}
 		if charged {
-			rt.SettleController(textrules.Tokens(text), textrules.Tokens(a.JSON()))
+			promptTokens, actionTokens, err := e.ref.count(ctx, text, []orchestra.Action{a})
+			if errors.Is(err, errReference) {
+				unhealthy(fmt.Sprintf("decision %d: %v", t, err))
+				break
+			}
+			rt.SettleController(promptTokens, actionTokens)
 		}
 		outcome, err := rt.Apply(ctx, a)
 		row.Observation, row.OutputChanged = outcome.Observation, outcome.OutputChanged
@@ -280,8 +290,15 @@ func (e *env) finish(out *Played, rt *orchestra.Runtime) {
 			}
 		}
 	}
-	used := rt.Ledger().Settled()
+	used, ctrl := rt.Ledger().Settled(), rt.ControllerUsage()
 	r.TokensIn, r.TokensOut, r.ModelCalls, r.ToolCalls, r.WallMS = used.InputTokens, used.OutputTokens, used.ModelCalls, used.ToolCalls, used.WallMS
+	r.ControllerTokensIn, r.ControllerTokensOut, r.ControllerCalls = ctrl.InputTokens, ctrl.OutputTokens, ctrl.ModelCalls
+	r.ExecutorTokensIn, r.ExecutorTokensOut, r.ExecutorCalls = used.InputTokens-ctrl.InputTokens, used.OutputTokens-ctrl.OutputTokens, used.ModelCalls-ctrl.ModelCalls
+	r.ControllerCount = e.ref.counted()
+	for _, p := range out.Prompts {
+		r.ControllerRequests += int64(p.Requests)
+		r.ControllerTokensSent += p.TokensSent
+	}
 	r.TerminalStructureKey, r.TerminalCoarseKey = rt.StructureKey()
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/evosteer/evosteer-go/internal/executor/scoring"
 	"github.com/evosteer/evosteer-go/internal/orchestra"
 	"github.com/evosteer/evosteer-go/internal/policy"
+	"github.com/evosteer/evosteer-go/internal/textrules"
 	"github.com/evosteer/evosteer-go/schema"
 )
 
@@ -21,6 +22,12 @@ type reference interface {
 	// sent, as a prompts row without its episode_id and t (nil where no request was needed:
 	// the prior, or a single legal action).
 	logits(ctx context.Context, d *policy.Decision, prompt func() string) ([]float64, *schema.PromptRow, error)
+	// count is what a controller call on the user message costs the episode budget: the
+	// prompt's tokens and the longest of the actions' (the reservation), or of the one chosen
+	// (the settlement). It is counted as the episodes' controller_count says.
+	count(ctx context.Context, user string, actions []orchestra.Action) (prompt, longest int64, err error)
+	// counted is how count counts: schema.ControllerCountEstimated or …Served.
+	counted() string
 }
 
 // priorReference is the calibrated prior: the weights of the indicators each action fires.
@@ -29,6 +36,15 @@ type priorReference struct{ prior *policy.Prior }
 func (r priorReference) logits(_ context.Context, d *policy.Decision, _ func() string) ([]float64, *schema.PromptRow, error) {
 	return r.prior.Logits(d), nil, nil
 }
+
+// count is the simulated charge of a controller that no model runs: the user message's and the
+// actions' lengths at about four characters a token, as the reference release charges its own
+// tokenised prompt and action paths.
+func (priorReference) count(_ context.Context, user string, actions []orchestra.Action) (int64, int64, error) {
+	return textrules.Tokens(user), orchestra.LongestActionTokens(actions), nil
+}
+
+func (priorReference) counted() string { return schema.ControllerCountEstimated }
 
 // servedReference is a served model's log ρ(a|s): the masked likelihood of each legal action's
 // canonical JSON after the controller's system prompt and the decision's controller prompt
@@ -57,8 +73,30 @@ func (r servedReference) logits(ctx context.Context, d *policy.Decision, prompt 
 	}
 	tmpl := r.scorer.Template()
 	return scored.LogProbs, &schema.PromptRow{SystemPromptID: orchestra.ControllerSystemPromptID, Template: tmpl.Name, Model: r.model,
-		PromptSHA256: tmpl.PromptSHA256(orchestra.ControllerSystemPrompt, user), PromptTokens: int32(scored.PromptTokens), UserMessage: user}, nil
+		PromptSHA256: tmpl.PromptSHA256(orchestra.ControllerSystemPrompt, user), PromptTokens: int32(scored.PromptTokens),
+		Requests: int32(scored.Requests), TokensSent: int64(scored.TokensSent), UserMessage: user}, nil
 }
+
+// count is the served model's own lengths: the rendered chat prompt (system prompt, template
+// and user message) and the actions' token paths with the end of turn, which the model reads
+// and would write. Tokenising them now is what scoring the decision reuses.
+func (r servedReference) count(ctx context.Context, user string, actions []orchestra.Action) (int64, int64, error) {
+	texts := make([]string, len(actions))
+	for i, a := range actions {
+		texts[i] = a.JSON()
+	}
+	c, err := r.scorer.Count(ctx, orchestra.ControllerSystemPrompt, user, texts)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%w: %w", errReference, err)
+	}
+	longest := 0
+	for _, n := range c.Actions {
+		longest = max(longest, n)
+	}
+	return int64(c.Prompt), int64(longest), nil
+}
+
+func (servedReference) counted() string { return schema.ControllerCountServed }
 
 // newServedReference is the served model sr names (scoring.FromConfig), checked before any
 // episode runs.

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"maps"
 	"math"
 	"net/http/httptest"
 	"slices"
@@ -18,6 +17,7 @@ import (
 	"github.com/evosteer/evosteer-go/internal/executor/scoring/fakeengine"
 	"github.com/evosteer/evosteer-go/internal/orchestra"
 	"github.com/evosteer/evosteer-go/internal/sim"
+	"github.com/evosteer/evosteer-go/schema"
 )
 
 // servedConfig points the configuration's reference at a fake SGLang server of model.
@@ -130,8 +130,9 @@ func TestServedReferenceFaults(t *testing.T) {
 // one legal action has one prompts row, and its text is what the engine received: the ChatML
 // rendering of the controller's system prompt and the row's user message (written out here, not
 // through the template) is a text the fake's /tokenize received, its sha256 is prompt_sha256 and
-// the model's token count of it is prompt_tokens; every scoring prompt the engine received is
-// some row's.
+// the model's token count of it is prompt_tokens; the rows' requests are the /generate requests
+// the engine received, and their tokens_sent the ids those carried. (The engine also tokenises
+// each decision's preview, the prompt the budget's reservation is counted on.)
 func TestServedReferenceRecordsItsPrompts(t *testing.T) {
 	played, fake := playServed(t)
 	received := map[string]bool{}
@@ -140,7 +141,7 @@ func TestServedReferenceRecordsItsPrompts(t *testing.T) {
 			received[text] = true
 		}
 	}
-	rendered := map[string]bool{}
+	requests := 0
 	for _, p := range played {
 		var want []string
 		for _, d := range p.Decisions {
@@ -153,7 +154,7 @@ func TestServedReferenceRecordsItsPrompts(t *testing.T) {
 			got = append(got, fmt.Sprintf("%s/%d", row.EpisodeID, row.T))
 			text := "<|im_start|>system\n" + orchestra.ControllerSystemPrompt + "<|im_end|>\n<|im_start|>user\n" + row.UserMessage +
 				"<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"
-			rendered[text] = true
+			requests += int(row.Requests)
 			sum := sha256.Sum256([]byte(text))
 			switch {
 			case !received[text]:
@@ -164,13 +165,105 @@ func TestServedReferenceRecordsItsPrompts(t *testing.T) {
 				t.Fatalf("%s t=%d: prompt_tokens %d, the model's count %d", row.EpisodeID, row.T, row.PromptTokens, len(fakeengine.Model{}.Tokenize(text)))
 			case row.SystemPromptID != orchestra.ControllerSystemPromptID || row.Template != "qwen3" || row.Model != "fake/qwen":
 				t.Fatalf("%s t=%d: %+v", row.EpisodeID, row.T, row)
+			case row.Requests == 1 && row.TokensSent != sentFor(text, d(p, row.T).LegalActions):
+				t.Fatalf("%s t=%d: tokens_sent %d, the request carried %d", row.EpisodeID, row.T, row.TokensSent, sentFor(text, d(p, row.T).LegalActions))
+			case row.Requests == 0 && row.TokensSent != 0, row.Requests < 0 || row.Requests > 1:
+				t.Fatalf("%s t=%d: requests %d, tokens_sent %d", row.EpisodeID, row.T, row.Requests, row.TokensSent)
 			}
 		}
 		if !slices.Equal(got, want) || len(got) == 0 {
 			t.Fatalf("episode %s: prompts rows %v, decisions with a choice %v", p.Episode.EpisodeID, got, want)
 		}
 	}
-	if !maps.Equal(received, rendered) {
-		t.Fatalf("the engine received %d scoring prompts, the prompts rows render %d", len(received), len(rendered))
+	// The preflight's one /generate is the only request no row made.
+	if requests+1 != fake.Generates() || requests == 0 {
+		t.Fatalf("the prompts rows sent %d scoring requests, the engine received %d besides the preflight's", requests, fake.Generates()-1)
+	}
+}
+
+// d is episode p's decision t.
+func d(p Played, t int32) schema.DecisionRow { return p.Decisions[t] }
+
+// sentFor is the token ids of one scoring request of the fake model: the prompt and one
+// legal action's path (its JSON and the end of turn) for each legal action.
+func sentFor(prompt string, legal []string) int64 {
+	m := fakeengine.Model{}
+	n := 0
+	for _, a := range legal {
+		n += len(m.Tokenize(prompt)) + len(m.Tokenize(a)) + 1
+	}
+	return int64(n)
+}
+
+// TestControllerTokensAreCountedAsSent: with a served reference the budget charges each
+// controller decision the server's own lengths, the rendered prompt it scored (prompts.
+// prompt_tokens) and the chosen action's path with its end of turn, in the episode's
+// controller columns; the agents' usage is the rest of the budget's, and the requests and ids
+// sent are the prompts rows'. The prior's episodes count the same columns as estimated.
+func TestControllerTokensAreCountedAsSent(t *testing.T) {
+	played, _ := playServed(t)
+	m := fakeengine.Model{}
+	exact := 0
+	for _, p := range played {
+		e := p.Episode
+		var in, out, requests, sent int64
+		for _, row := range p.Prompts {
+			in += int64(row.PromptTokens)
+			out += int64(len(m.Tokenize(d(p, row.T).ActionJSON)) + 1)
+			requests += int64(row.Requests)
+			sent += row.TokensSent
+		}
+		var execIn, execOut, execCalls int64
+		for _, x := range p.Executions {
+			execIn, execOut, execCalls = execIn+x.TokensIn, execOut+x.TokensOut, execCalls+x.ModelCalls
+		}
+		// A charged decision whose legal set the reservation cut to one action sends no prompt
+		// but is charged its counted prompt, a few thousand tokens more.
+		unsent := e.ControllerCalls - int64(len(p.Prompts))
+		exact += int(max(0, 1-unsent))
+		switch {
+		case e.ControllerCount != schema.ControllerCountServed:
+			t.Fatalf("%s: controller_count %q", e.EpisodeID, e.ControllerCount)
+		case unsent == 0 && (e.ControllerTokensIn != in || e.ControllerTokensOut != out),
+			unsent > 0 && (e.ControllerTokensIn < in+unsent*1000 || e.ControllerTokensOut <= out),
+			unsent < 0:
+			t.Fatalf("%s: controller charged %d in, %d out, %d calls; the prompts it sent have %d, %d, %d",
+				e.EpisodeID, e.ControllerTokensIn, e.ControllerTokensOut, e.ControllerCalls, in, out, len(p.Prompts))
+		case e.ControllerRequests != requests || e.ControllerTokensSent != sent || requests == 0:
+			t.Fatalf("%s: %d requests, %d ids sent; the prompts rows %d, %d", e.EpisodeID, e.ControllerRequests, e.ControllerTokensSent, requests, sent)
+		case e.ExecutorTokensIn != execIn || e.ExecutorTokensOut != execOut || e.ExecutorCalls != execCalls:
+			t.Fatalf("%s: executor columns %d/%d/%d, its executions used %d/%d/%d", e.EpisodeID, e.ExecutorTokensIn, e.ExecutorTokensOut, e.ExecutorCalls, execIn, execOut, execCalls)
+		case e.TokensIn != e.ExecutorTokensIn+e.ControllerTokensIn || e.TokensOut != e.ExecutorTokensOut+e.ControllerTokensOut || e.ModelCalls != e.ExecutorCalls+e.ControllerCalls:
+			t.Fatalf("%s: the budget's %d/%d/%d is not the executors' plus the controller's", e.EpisodeID, e.TokensIn, e.TokensOut, e.ModelCalls)
+		}
+	}
+	if exact == 0 {
+		t.Fatal("no episode sent a prompt for every charged decision: nothing was checked exactly")
+	}
+}
+
+// TestThePriorsControllerChargeIsNamedEstimated: without a served reference the controller's
+// charge is the simulated one, named so, with no request sent, and the budget's totals are
+// still the agents' plus the controller's.
+func TestThePriorsControllerChargeIsNamedEstimated(t *testing.T) {
+	cfg, l, eng := untrained(t)
+	exec, err := NewExecutor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	played, err := Play(context.Background(), cfg, exec, l, eng, servedJobs(cfg), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range played {
+		e := p.Episode
+		switch {
+		case e.ControllerCount != schema.ControllerCountEstimated || e.ControllerRequests != 0 || e.ControllerTokensSent != 0 || len(p.Prompts) != 0:
+			t.Fatalf("%s: %q, %d requests, %d ids sent, %d prompts rows", e.EpisodeID, e.ControllerCount, e.ControllerRequests, e.ControllerTokensSent, len(p.Prompts))
+		case e.ControllerCalls == 0 || e.ControllerTokensIn == 0 || e.ExecutorTokensIn == 0:
+			t.Fatalf("%s: controller %d calls, %d tokens in; executors %d in", e.EpisodeID, e.ControllerCalls, e.ControllerTokensIn, e.ExecutorTokensIn)
+		case e.TokensIn != e.ExecutorTokensIn+e.ControllerTokensIn || e.TokensOut != e.ExecutorTokensOut+e.ControllerTokensOut || e.ModelCalls != e.ExecutorCalls+e.ControllerCalls:
+			t.Fatalf("%s: the budget's %d/%d/%d is not the executors' plus the controller's", e.EpisodeID, e.TokensIn, e.TokensOut, e.ModelCalls)
+		}
 	}
 }

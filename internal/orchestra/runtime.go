@@ -151,8 +151,9 @@ type Runtime struct {
 	poisoned  bool
 	reward    float64
 
-	ctrl       *int // the open controller reservation
-	finalising bool // the controller could not reserve its decision budget
+	ctrl       *int   // the open controller reservation
+	ctrlUsed   Vector // what the settled controller decisions were charged
+	finalising bool   // the controller could not reserve its decision budget
 	offeredAt  int
 	offered    map[string]bool
 
@@ -391,9 +392,14 @@ func (r *Runtime) SettleController(promptTokens, actionTokens int64) {
 	if r.ctrl == nil {
 		panic("orchestra: SettleController without an open controller reservation")
 	}
-	_, _ = r.ledger.settle(*r.ctrl, Vector{InputTokens: promptTokens, OutputTokens: actionTokens, ModelCalls: 1, AgentTurns: 1})
+	charged, _ := r.ledger.settle(*r.ctrl, Vector{InputTokens: promptTokens, OutputTokens: actionTokens, ModelCalls: 1, AgentTurns: 1})
+	r.ctrlUsed = r.ctrlUsed.add(charged)
 	r.ctrl = nil
 }
+
+// ControllerUsage is the part of the ledger's settled use that controller decisions were
+// charged; the rest is the agents'.
+func (r *Runtime) ControllerUsage() Vector { return r.ctrlUsed }
 
 // Apply performs one legal action (METHOD.md §2.3). An error from the executor or the
 // grader poisons the runtime: it stops, Poisoned reports true, and the episode is unhealthy.

@@ -48,7 +48,7 @@ func benchWorld(b testing.TB, r *rundir.Folder, step, nDecisions int, taskIDs []
 					NNodes: int32(last.nodes), NEdges: int32(last.edges), Forced: t == 0 && pair != ""})
 			}
 			written += n
-			eps = append(eps, schema.EpisodeRow{EpisodeID: id, TaskID: taskID, Family: fam, TaskType: fam, Split: "train", Source: source,
+			eps = append(eps, schema.EpisodeRow{EpisodeID: id, TaskID: taskID, Family: fam, TaskType: fam, Split: "train", ControllerCount: schema.ControllerCountEstimated, Source: source,
 				PairID: nilIfEmpty(pair), ComparisonID: nilIfEmpty(cmpID), CandidateSkillID: nilIfEmpty(skill),
 				T: int32(n), Reward: float64(rng.IntN(2)), Stopped: true, Healthy: rng.IntN(50) != 0, MenuID: "menu",
 				TerminalStructureKey: exactKey(last.hash, last.nodes, last.edges, true), TerminalCoarseKey: coarseKey(last.nodes, last.edges, true)})

@@ -101,7 +101,7 @@ func nilIfEmpty(s string) *string {
 }
 
 func episodeRow(e stats.Episode) schema.EpisodeRow {
-	row := schema.EpisodeRow{EpisodeID: e.ID, TaskID: e.TaskID, Family: e.Family, TaskType: e.TaskType, Split: "train",
+	row := schema.EpisodeRow{EpisodeID: e.ID, TaskID: e.TaskID, Family: e.Family, TaskType: e.TaskType, Split: "train", ControllerCount: schema.ControllerCountEstimated,
 		Source: e.Source, PairID: nilIfEmpty(e.PairID), ComparisonID: nilIfEmpty(e.ComparisonID),
 		CandidateSkillID: nilIfEmpty(e.SkillID), T: int32(len(e.Decisions)), Reward: e.Reward, Stopped: true,
 		Healthy: e.Healthy, MenuID: "menu", TerminalStructureKey: e.TerminalKey, TerminalCoarseKey: e.TerminalCoarseKey}

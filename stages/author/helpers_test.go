@@ -78,7 +78,7 @@ func writeRollout(t *testing.T, r *rundir.Folder, step int) {
 				rw := reward(fi, k, i)
 				out := fmt.Sprintf("Answer: %v", rw)
 				n0 := "n0"
-				eps = append(eps, schema.EpisodeRow{EpisodeID: id, TaskID: tk.ID, Family: f, TaskType: f, Split: "train", Source: src,
+				eps = append(eps, schema.EpisodeRow{EpisodeID: id, TaskID: tk.ID, Family: f, TaskType: f, Split: "train", ControllerCount: schema.ControllerCountEstimated, Source: src,
 					T: 2, Reward: rw, Stopped: true, Healthy: true, OutputNode: &n0, OutputText: out, MenuID: skills.MenuID(nil)})
 				decs = append(decs,
 					schema.DecisionRow{EpisodeID: id, T: 1, ActionJSON: `{"kind":"STOP"}`, ActionKind: "STOP",

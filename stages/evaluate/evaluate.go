@@ -173,8 +173,9 @@ func search(ctx context.Context, r *rundir.Folder, exec executor.Executor, perFa
 
 // summarize is one policy's run: per benchmark, the mean score and tokens per task.
 func summarize(iid []string, name string, run int, runSeed uint64, version int64, played []episode.Played) []schema.EvalRow {
-	type acc struct{ n, score, tokens float64 }
+	type acc struct{ n, score, tokens, controller float64 }
 	by := map[string]*acc{}
+	count := schema.ControllerCountEstimated // every episode of a run counts its controller alike
 	for _, p := range played {
 		a := by[p.Episode.Family]
 		if a == nil {
@@ -183,7 +184,9 @@ func summarize(iid []string, name string, run int, runSeed uint64, version int64
 		}
 		a.n++
 		a.score += p.Episode.Reward // an unhealthy episode scores its reward (0 when it never stopped)
-		a.tokens += float64(p.Episode.TokensIn + p.Episode.TokensOut)
+		a.tokens += float64(p.Episode.ExecutorTokensIn + p.Episode.ExecutorTokensOut)
+		a.controller += float64(p.Episode.ControllerTokensIn + p.Episode.ControllerTokensOut)
+		count = p.Episode.ControllerCount
 	}
 	var rows []schema.EvalRow
 	for _, b := range slices.Sorted(maps.Keys(by)) {
@@ -193,7 +196,8 @@ func summarize(iid []string, name string, run int, runSeed uint64, version int64
 			block = "iid"
 		}
 		rows = append(rows, schema.EvalRow{Policy: name, Benchmark: b, Block: block, Run: int32(run), Seed: runSeed,
-			Tasks: int64(a.n), Score: a.score / a.n, TokensPerTask: a.tokens / a.n, PolicyVersion: version})
+			Tasks: int64(a.n), Score: a.score / a.n, TokensPerTask: a.tokens / a.n, ControllerTokensPerTask: a.controller / a.n,
+			ControllerCount: count, PolicyVersion: version})
 	}
 	return rows
 }

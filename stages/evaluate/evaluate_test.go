@@ -131,6 +131,12 @@ func TestRunWritesResults(t *testing.T) {
 			t.Fatalf("run %d has two seeds", row.Run)
 		}
 		seeds[row.Run] = row.Seed
+		// Tokens per task are the agents' for every policy; only a controller policy has
+		// controller tokens, counted apart (estimated: ρ here is the prior).
+		if fixed := row.Policy == "single_agent"; row.TokensPerTask <= 0 || fixed != (row.ControllerTokensPerTask == 0) ||
+			row.ControllerCount != schema.ControllerCountEstimated {
+			t.Fatalf("row %+v: agents' and controller's tokens per task", row)
+		}
 	}
 	if seeds[0] == seeds[1] {
 		t.Fatal("the two runs share a seed")

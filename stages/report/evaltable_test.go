@@ -20,7 +20,7 @@ func TestEvalTableMarkdown(t *testing.T) {
 	var rows []schema.EvalRow
 	add := func(policy, bench, block string, scores ...float64) {
 		for i, s := range scores {
-			rows = append(rows, schema.EvalRow{Policy: policy, Benchmark: bench, Block: block, Run: int32(i), Seed: uint64(i), Tasks: 10, Score: s})
+			rows = append(rows, schema.EvalRow{Policy: policy, Benchmark: bench, Block: block, Run: int32(i), Seed: uint64(i), Tasks: 10, Score: s, ControllerCount: schema.ControllerCountEstimated})
 		}
 	}
 	add("evosteer", "medqa", "iid", 0.50, 0.60, 0.70)

@@ -47,7 +47,7 @@ func synthRun(t *testing.T) *rundir.Folder {
 						reward = float64(1 - k)
 					}
 					eps = append(eps, schema.EpisodeRow{EpisodeID: id, TaskID: fmt.Sprintf("medqa/sim-%d", task), Family: "medqa",
-						Split: "train", Source: src, Reward: reward, Healthy: true, T: 4})
+						Split: "train", ControllerCount: schema.ControllerCountEstimated, Source: src, Reward: reward, Healthy: true, T: 4})
 					// After RERUN_AGENT the score becomes the reward: better when 1 (from 0).
 					for t, kind := range []string{"ADD_AGENT", "SET_OUTPUT", "RERUN_AGENT", "STOP"} {
 						d := schema.DecisionRow{EpisodeID: id, T: int32(t), ActionKind: kind, LegalActions: []string{kind}, PriorLogits: []float32{0}}
@@ -144,7 +144,7 @@ func TestBuildFromRunFiles(t *testing.T) {
 	write(t, schema.WriteRows(schema.Skills, filepath.Join(r.StageDir(2, layout.Validate), layout.SkillsFile), lin,
 		[]schema.SkillRow{{SkillID: id, Family: "medqa", Status: skills.Validated, Basis: skills.BasisSignTest, Name: "cite the guideline"}}))
 	write(t, schema.WriteRows(schema.EvalResults, filepath.Join(r.Dir, EvalFile), schema.Lineage{Run: r.Name, Stage: "eval"},
-		[]schema.EvalRow{{Policy: "evosteer", Benchmark: "medqa", Block: "iid", Score: 0.5}, {Policy: "evosteer", Benchmark: "medqa", Block: "iid", Run: 1, Score: 0.7}}))
+		[]schema.EvalRow{{Policy: "evosteer", Benchmark: "medqa", Block: "iid", Score: 0.5, ControllerCount: schema.ControllerCountEstimated}, {Policy: "evosteer", Benchmark: "medqa", Block: "iid", Run: 1, Score: 0.7, ControllerCount: schema.ControllerCountEstimated}}))
 	rep, err = Build(r)
 	if err != nil {
 		t.Fatal(err)

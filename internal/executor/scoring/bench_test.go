@@ -41,10 +41,7 @@ func BenchmarkScorer(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		sent += got.PromptTokens * len(actions)
-		for _, a := range actions {
-			sent += len(m.Tokenize(a)) + 1
-		}
+		sent += got.TokensSent
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
 	b.ReportMetric(float64(fake.Generates())/float64(b.N), "requests/decision")

@@ -16,14 +16,16 @@ import (
 // log ρ(a|s) over a legal set, each candidate's text followed by the template's end of turn, the
 // paths held in a prefix-free trie and each branching token normalised over its legal siblings
 // (internal/actiontrie), so Σ_a ρ(a|s) = 1. One decision costs one tokenize request for its
-// prompt, one for each candidate text not seen before, and one scoring request; a decision whose
-// prompt and candidates were scored before costs none. Safe for concurrent use.
+// prompt (none when Count tokenised it already), one for each candidate text not seen before,
+// and one scoring request; a decision whose prompt and candidates were scored before costs none.
+// Safe for concurrent use.
 type Scorer struct {
 	engine    Engine
 	template  ChatTemplate
 	eos       int
 	decisions *lru.Cache[[sha256.Size]byte, Scored]
 	texts     *lru.Cache[string, []int]
+	prompts   *lru.Cache[[sha256.Size]byte, []int] // rendered prompts by sha256, so Count's tokenising is Score's
 }
 
 // Scored is the reference's view of one decision.
@@ -31,6 +33,13 @@ type Scored struct {
 	LogProbs     []float64 // log ρ(a|s) in the candidates' order
 	PromptTokens int       // the prompt's length in the server's tokens (0 for a single candidate)
 	Requests     int       // scoring requests this decision sent (0: a single candidate, or cached)
+	TokensSent   int       // token ids those requests carried: prompt + candidate path, for each candidate
+}
+
+// Counted is a controller call's length in the server's tokens, as the episode budget charges it.
+type Counted struct {
+	Prompt  int   // the rendered chat prompt
+	Actions []int // each candidate's canonical text with the end of turn: its token path
 }
 
 // NewScorer reads the template's end-of-turn token id from the server (it must be one token: a
@@ -52,8 +61,18 @@ func NewScorer(ctx context.Context, engine Engine, template ChatTemplate, cacheS
 	if err != nil {
 		return nil, fmt.Errorf("scorer: cache of %d texts: %w", cacheSize, err)
 	}
-	return &Scorer{engine: engine, template: template, eos: ids[0], decisions: decisions, texts: texts}, nil
+	// A decision tokenises its preview (for the budget's reservation) and its final prompt: a
+	// few entries suffice, and prompts are long.
+	prompts, err := lru.New[[sha256.Size]byte, []int](promptCacheSize)
+	if err != nil {
+		return nil, fmt.Errorf("scorer: cache of %d prompts: %w", promptCacheSize, err)
+	}
+	return &Scorer{engine: engine, template: template, eos: ids[0], decisions: decisions, texts: texts, prompts: prompts}, nil
 }
+
+// promptCacheSize is how many rendered prompts' token ids the scorer keeps: enough for the
+// decisions a rollout has in progress at once.
+const promptCacheSize = 1024
 
 // Template is the chat template the scorer renders prompts with.
 func (s *Scorer) Template() ChatTemplate { return s.template }
@@ -71,20 +90,13 @@ func (s *Scorer) Score(ctx context.Context, system, user string, candidates []st
 	if got, ok := s.decisions.Get(key); ok {
 		return Scored{LogProbs: append([]float64(nil), got.LogProbs...), PromptTokens: got.PromptTokens}, nil
 	}
-	prompt, err := s.engine.Tokenize(ctx, s.template.Prompt(system, user))
+	prompt, err := s.prompt(ctx, system, user)
 	if err != nil {
-		return Scored{}, fmt.Errorf("scorer: tokenize the prompt: %w", err)
+		return Scored{}, err
 	}
-	paths := make([][]int, len(candidates))
-	for i, c := range candidates {
-		ids, ok := s.texts.Get(c)
-		if !ok {
-			if ids, err = s.engine.Tokenize(ctx, c); err != nil {
-				return Scored{}, fmt.Errorf("scorer: tokenize candidate %d: %w", i, err)
-			}
-			s.texts.Add(c, ids)
-		}
-		paths[i] = append(append(make([]int, 0, len(ids)+1), ids...), s.eos)
+	paths, err := s.paths(ctx, candidates)
+	if err != nil {
+		return Scored{}, err
 	}
 	trie, err := actiontrie.New(paths)
 	if err != nil {
@@ -98,9 +110,64 @@ func (s *Scorer) Score(ctx context.Context, system, user string, candidates []st
 	if err != nil {
 		return Scored{}, fmt.Errorf("scorer: %w", err)
 	}
-	scored := Scored{LogProbs: logProbs, PromptTokens: len(prompt), Requests: 1}
+	sent := 0
+	for _, p := range paths {
+		sent += len(prompt) + len(p)
+	}
+	scored := Scored{LogProbs: logProbs, PromptTokens: len(prompt), Requests: 1, TokensSent: sent}
 	s.decisions.Add(key, Scored{LogProbs: append([]float64(nil), logProbs...), PromptTokens: len(prompt)})
 	return scored, nil
+}
+
+// Count is the length in the server's tokens of the chat prompt of system and user and of each
+// candidate's token path, which the episode budget charges for a controller call. Its tokenising
+// is cached, so the Score of the same prompt and candidates sends no tokenize request again.
+func (s *Scorer) Count(ctx context.Context, system, user string, candidates []string) (Counted, error) {
+	prompt, err := s.prompt(ctx, system, user)
+	if err != nil {
+		return Counted{}, err
+	}
+	paths, err := s.paths(ctx, candidates)
+	if err != nil {
+		return Counted{}, err
+	}
+	c := Counted{Prompt: len(prompt), Actions: make([]int, len(paths))}
+	for i, p := range paths {
+		c.Actions[i] = len(p)
+	}
+	return c, nil
+}
+
+// prompt is the server's token ids of the rendered chat prompt.
+func (s *Scorer) prompt(ctx context.Context, system, user string) ([]int, error) {
+	text := s.template.Prompt(system, user)
+	key := sha256.Sum256([]byte(text))
+	if ids, ok := s.prompts.Get(key); ok {
+		return ids, nil
+	}
+	ids, err := s.engine.Tokenize(ctx, text)
+	if err != nil {
+		return nil, fmt.Errorf("scorer: tokenize the prompt: %w", err)
+	}
+	s.prompts.Add(key, ids)
+	return ids, nil
+}
+
+// paths is each candidate's token ids followed by the end of turn.
+func (s *Scorer) paths(ctx context.Context, candidates []string) ([][]int, error) {
+	paths := make([][]int, len(candidates))
+	for i, c := range candidates {
+		ids, ok := s.texts.Get(c)
+		if !ok {
+			var err error
+			if ids, err = s.engine.Tokenize(ctx, c); err != nil {
+				return nil, fmt.Errorf("scorer: tokenize candidate %d: %w", i, err)
+			}
+			s.texts.Add(c, ids)
+		}
+		paths[i] = append(append(make([]int, 0, len(ids)+1), ids...), s.eos)
+	}
+	return paths, nil
 }
 
 // key identifies a decision by its template, messages and candidates, each length-prefixed so

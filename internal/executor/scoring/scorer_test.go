@@ -18,11 +18,13 @@ import (
 
 // modelEngine serves fakeengine.Model in process and counts its scoring calls.
 type modelEngine struct {
-	m     fakeengine.Model
-	calls int
+	m         fakeengine.Model
+	calls     int
+	tokenized int
 }
 
 func (e *modelEngine) Tokenize(_ context.Context, text string) ([]int, error) {
+	e.tokenized++
 	return e.m.Tokenize(text), nil
 }
 
@@ -120,6 +122,13 @@ func TestScorerIsTheMaskedLikelihood(t *testing.T) {
 		if math.Abs(total-1) > 1e-9 || got.PromptTokens != len(prompt) {
 			t.Fatalf("trial %d: Σ ρ = %v, prompt tokens %d (want %d)", trial, total, got.PromptTokens, len(prompt))
 		}
+		sent := 0
+		for _, p := range paths {
+			sent += len(prompt) + len(p)
+		}
+		if got.TokensSent != sent {
+			t.Fatalf("trial %d: %d token ids reported sent, the request carried %d", trial, got.TokensSent, sent)
+		}
 		again, err := s.Score(ctx, system, user, actions)
 		if err != nil || e.calls != calls+1 || again.Requests != 0 || !slices.Equal(again.LogProbs, got.LogProbs) {
 			t.Fatalf("trial %d: the same decision again: %+v, %d calls, %v", trial, again, e.calls-calls, err)
@@ -128,6 +137,35 @@ func TestScorerIsTheMaskedLikelihood(t *testing.T) {
 	one, err := s.Score(ctx, "s", "u", []string{`{"kind":"STOP"}`})
 	if err != nil || !slices.Equal(one.LogProbs, []float64{0}) || one.Requests != 0 {
 		t.Fatalf("a single candidate: %+v %v", one, err)
+	}
+}
+
+// TestScorerCountIsWhatScoringReuses: Count gives the prompt's and each candidate path's length
+// in the server's tokens (what the budget charges a controller call), and the Score of the same
+// decision then sends no tokenize request of its own.
+func TestScorerCountIsWhatScoringReuses(t *testing.T) {
+	ctx := context.Background()
+	e := &modelEngine{m: fakeengine.Model{Name: "tiny"}}
+	s, err := scoring.NewScorer(ctx, e, scoring.Qwen3, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	system, user, actions := "You steer a team.", `{"task_family":"medqa"}`, []string{`{"kind":"STOP"}`, `{"kind":"ADD_AGENT","role_id":"solver"}`}
+	c, err := s.Count(ctx, system, user, actions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := len(e.m.Tokenize(scoring.Qwen3.Prompt(system, user))); c.Prompt != want {
+		t.Fatalf("prompt counted %d tokens, the model's %d", c.Prompt, want)
+	}
+	for i, a := range actions {
+		if want := len(e.m.Tokenize(a)) + 1; c.Actions[i] != want {
+			t.Fatalf("%s counted %d tokens, its path has %d", a, c.Actions[i], want)
+		}
+	}
+	before := e.tokenized
+	if _, err := s.Score(ctx, system, user, actions); err != nil || e.tokenized != before {
+		t.Fatalf("scoring the counted decision tokenised %d more texts: %v", e.tokenized-before, err)
 	}
 }
 
