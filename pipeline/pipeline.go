@@ -33,12 +33,21 @@ var Stages = []StepStage{rollout.Stage{}, rescore.Stage{}, aggregate.Stage{}, up
 type StageDone struct {
 	Step    int
 	Stage   string
-	Skipped bool // its outputs were up to date
-	Wall    time.Duration
+	Skipped bool // it did not run: its outputs were up to date, or made from its complete shards
+	// Merged is n when the stage's files were merged from its n shards (the rollout of a step
+	// rolled out with --shard i/n) instead of running it; Reran lists the shards of that set
+	// that were missing or out of date and ran first, in this process.
+	Merged int
+	Reran  []int
+	Wall   time.Duration
 }
 
 // Step runs every stage of one step in order, skipping those whose outputs are up to date
-// (force recomputes them all). done, when not nil, is told after every stage.
+// (force recomputes them all, the rollout whole). A rollout the step's manifest records in
+// shards i/n is not rolled out again: the shards missing from the set run first, here, one
+// after another, and the complete set is merged into the files of a whole rollout, byte for
+// byte (rundir.Mergeable), so every later stage writes what it would after a whole rollout.
+// done, when not nil, is told after every stage.
 func Step(ctx context.Context, r *rundir.Folder, step int, force bool, done func(StageDone)) error {
 	for _, st := range Stages {
 		start := time.Now()
@@ -47,7 +56,7 @@ func Step(ctx context.Context, r *rundir.Folder, step int, force bool, done func
 			return err
 		}
 		if done != nil {
-			done(StageDone{Step: step, Stage: st.Name(), Skipped: res.Skipped, Wall: time.Since(start)})
+			done(StageDone{Step: step, Stage: st.Name(), Skipped: res.Skipped, Merged: res.Merged, Reran: res.Reran, Wall: time.Since(start)})
 		}
 	}
 	return nil

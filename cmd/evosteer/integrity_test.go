@@ -103,7 +103,8 @@ func TestRecomputingKeepsUsersFiles(t *testing.T) {
 }
 
 // A sharded rollout recomputed whole (train --force), and a whole rollout redone in shards
-// (read by rescore), leave runs that train on.
+// (--force: a shard of a step whose whole rollout is up to date is up to date; read by
+// rescore), leave runs that train on.
 func TestShardedRolloutThenForce(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "a")
 	cfg := filepath.Join(t.TempDir(), "small.yaml")
@@ -116,8 +117,8 @@ func TestShardedRolloutThenForce(t *testing.T) {
 		{"rollout", "--run", dir, "--step", "1", "--shard", "2/2"},
 		{"train", "--run", dir, "--steps", "1", "--force"},
 		{"train", "--run", dir, "--steps", "2"},
-		{"rollout", "--run", dir, "--step", "2", "--shard", "1/2"},
-		{"rollout", "--run", dir, "--step", "2", "--shard", "2/2"},
+		{"rollout", "--run", dir, "--step", "2", "--shard", "1/2", "--force"},
+		{"rollout", "--run", dir, "--step", "2", "--shard", "2/2", "--force"},
 		{"rescore", "--run", dir, "--step", "2"},
 		{"train", "--run", dir, "--steps", "2"},
 	} {

@@ -24,7 +24,11 @@ world, and prompts.arrow, what the served reference was asked, with served_refer
 when more than rollout.max_unhealthy_share of them are unhealthy. Then print a summary.
 
 --shard i/n rolls out every n-th task starting at the i-th, into *-i-of-n.arrow files, so that
-several machines can share one step; every later stage reads all shards.`,
+several machines can share one step (docs/CLUSTERS.md: a Slurm job array, a Kubernetes Indexed
+Job). Without --shard, over a step whose shards are recorded: the shards missing from the set run
+here, then the set is merged into the files a whole rollout writes (nothing is rolled out again);
+step and train do the same. A shard of a step already rolled out whole, or merged, is up to date.
+--force recomputes (whole, or the one shard).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var sh rollout.Shard

@@ -55,9 +55,12 @@ func (f *stageFlags) runStage(cmd *cobra.Command, w io.Writer, st pipeline.StepS
 	if err != nil {
 		return nil, err
 	}
-	if res.Skipped {
+	switch {
+	case res.Merged > 0:
+		fmt.Fprintf(w, "%s step %d: %s, %d file(s) in %s\n", st.Name(), f.step, mergedLine(res.Merged, res.Reran, time.Since(start)), len(res.Record.Outputs), r.StageDir(f.step, st.Name()))
+	case res.Skipped:
 		fmt.Fprintf(w, "%s step %d: up to date (use --force to recompute)\n", st.Name(), f.step)
-	} else {
+	default:
 		fmt.Fprintf(w, "%s step %d: done in %s, %d file(s) in %s\n", st.Name(), f.step, time.Since(start).Round(time.Millisecond), len(res.Record.Outputs), r.StageDir(f.step, st.Name()))
 	}
 	sum, err := st.Summary(cmd.Context(), r, f.step)

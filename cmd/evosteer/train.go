@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -25,8 +26,11 @@ func newStepCmd() *cobra.Command {
 		Short: "Run every stage of one training step in order, skipping those already up to date",
 		Long: `Run training step K: rollout → rescore → aggregate → update → validate → author (paper
 Algorithm 1), each through the run folder's stage runner. A stage whose recorded outputs exist and
-whose inputs, seed and configuration are unchanged is skipped; --force recomputes every stage.
-Prints one line per stage and a summary of the step.`,
+whose inputs, seed and configuration are unchanged is skipped; --force recomputes every stage (the
+rollout whole, replacing its shards). A rollout done as shards (rollout --shard i/n) is not done
+again: the shards missing from the set run here, one after another, and the set is merged into
+the files a whole rollout writes (docs/CLUSTERS.md). Prints one line per stage and a summary of
+the step.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.step < 1 {
@@ -61,7 +65,9 @@ step in order (rollout → rescore → aggregate → update → validate → aut
 yet it is initialised first from --config and --ablate, as ` + "`evosteer init`" + ` would.
 
 Resuming: finished stages are skipped, so a run stopped by a crash or Ctrl-C at any point loses at
-most the stage in flight and, resumed, writes the same files as an uninterrupted run. Before it
+most the stage in flight and, resumed, writes the same files as an uninterrupted run. A step rolled
+out as shards (rollout --shard i/n, e.g. on a cluster) is merged, its missing shards run first,
+as by ` + "`evosteer step`" + `; --force recomputes every stage, the rollout whole. Before it
 starts it verifies every step already on disk against its manifest (configuration hash and the
 sha256 of every output) and stops with the mismatch named when the run was changed outside the
 pipeline.
@@ -121,7 +127,7 @@ reference level, the alpha spent by skill admission, and the library.`,
 	cmd.Flags().IntVar(&steps, "steps", 0, "train steps 1..N (default: the configuration's steps)")
 	cmd.Flags().StringVar(&config, "config", "", "configuration file for a new run")
 	cmd.Flags().StringArrayVar(&ablate, "ablate", nil, "ablation of paper appendix D for a new run (repeatable)")
-	cmd.Flags().BoolVar(&force, "force", false, "recompute every stage, even those up to date")
+	cmd.Flags().BoolVar(&force, "force", false, "recompute every stage, even those up to date (a sharded rollout whole)")
 	cmd.MarkFlagRequired("run")
 	return cmd
 }
@@ -167,12 +173,28 @@ func stageLine(w io.Writer, steps int) func(pipeline.StageDone) {
 		if steps > 0 {
 			of = fmt.Sprintf("/%d", steps)
 		}
+		if d.Merged > 0 {
+			fmt.Fprintf(w, "step %d%s %-9s %s\n", d.Step, of, d.Stage, mergedLine(d.Merged, d.Reran, d.Wall))
+			return
+		}
 		if d.Skipped {
 			fmt.Fprintf(w, "step %d%s %-9s up to date\n", d.Step, of, d.Stage)
 			return
 		}
 		fmt.Fprintf(w, "step %d%s %-9s done in %s\n", d.Step, of, d.Stage, d.Wall.Round(time.Millisecond))
 	}
+}
+
+// mergedLine says that a stage's n shards were merged, and which of them ran first.
+func mergedLine(n int, reran []int, wall time.Duration) string {
+	if len(reran) == 0 {
+		return fmt.Sprintf("merged its %d complete shards in %s (none rolled out again)", n, wall.Round(time.Millisecond))
+	}
+	ran := make([]string, len(reran))
+	for k, i := range reran {
+		ran[k] = fmt.Sprintf("%d/%d", i, n)
+	}
+	return fmt.Sprintf("ran its missing shard(s) %s, then merged its %d shards, in %s", strings.Join(ran, ", "), n, wall.Round(time.Millisecond))
 }
 
 func printSummary(w io.Writer, r *rundir.Folder, step, steps int) error {

@@ -87,6 +87,21 @@ type Sharded interface {
 	ShardName() string
 }
 
+// Mergeable is a stage that can also run as shards, and whose complete set of shards makes the
+// whole stage without running it again (the rollout). RunStage of the whole stage, when the step's
+// manifest records shards i/n of it up to date (same inputs, seed and configuration), runs only
+// the shards missing from the set (AsShard) and then merges them (MergeShards) into the whole
+// stage's files, recorded as the whole stage's: a step rolled out in shards is never rolled out
+// again, and every later stage reads the same bytes as after a whole run.
+type Mergeable interface {
+	Stage
+	// AsShard is the stage as shard i of n (a Sharded stage).
+	AsShard(i, n int) Stage
+	// MergeShards writes into sc.OutDir the whole stage's outputs (Outputs) from the files of its
+	// n complete shards in the stage folder: the bytes a whole run of the stage writes.
+	MergeShards(ctx context.Context, sc *StageContext, n int) error
+}
+
 // Summary is what a stage says about a step's outputs, read from its files; the stage
 // commands print it.
 type Summary interface {
@@ -132,8 +147,14 @@ func (sc *StageContext) Lineage() schema.Lineage {
 
 // Result says what RunStage did.
 type Result struct {
-	Skipped bool // outputs existed and matched inputs, seed and configuration
-	Record  StageRecord
+	// Skipped: the stage did not run. Its outputs existed and matched inputs, seed and
+	// configuration, or (Merged) its complete shards were merged into them.
+	Skipped bool
+	// Merged is n when the whole stage's files were made from its n shards (Mergeable), 0
+	// otherwise; Reran lists the shards of the set that ran first because they were missing.
+	Merged int
+	Reran  []int
+	Record StageRecord
 }
 
 // StageSeed is the seed of one stage of one step, derived from the run seed.
@@ -212,10 +233,26 @@ func (r *Folder) RunStage(ctx context.Context, step int, st Stage, force bool) (
 	if rec, ok := m.Stages[key]; ok && !force && r.upToDate(rec, inputs, stageSeed) {
 		return Result{Skipped: true, Record: rec}, nil
 	}
+	if rec, ok := m.Stages[name]; ok && shard != "" && !force && r.upToDate(rec, inputs, stageSeed) {
+		// The whole stage is up to date: it holds every shard's work (a shard job run again
+		// after its step was merged, as a requeued cluster job is), so nothing is rolled out again.
+		return Result{Skipped: true, Record: rec}, nil
+	}
 	declared := st.Outputs(r, step)
 	outLayout := layoutOf(declared, shard)
 	if err := r.checkOwnFolder(m, name, outLayout); err != nil {
 		return fail(err)
+	}
+	var reran []int
+	merged := 0
+	if mg, ok := st.(Mergeable); ok && shard == "" && !force {
+		n, done := r.recordedShards(m, name, inputs, stageSeed)
+		if n > 1 && len(done) > 0 {
+			if reran, err = r.completeShards(ctx, step, mg, n, done); err != nil {
+				return Result{}, err
+			}
+			merged = n
+		}
 	}
 
 	stepDir := r.StepDir(step)
@@ -236,7 +273,12 @@ func (r *Folder) RunStage(ctx context.Context, step int, st Stage, force bool) (
 	defer os.RemoveAll(tmp)
 	start := time.Now()
 	sc := &StageContext{Folder: r, Step: step, Stage: name, Seed: stageSeed, OutDir: tmp, Inputs: inputs, Resolved: resolved}
-	if err := st.Run(ctx, sc); err != nil {
+	if merged > 0 {
+		err = st.(Mergeable).MergeShards(ctx, sc, merged)
+	} else {
+		err = st.Run(ctx, sc)
+	}
+	if err != nil {
 		return fail(err)
 	}
 	names, err := outputNames(tmp)
@@ -267,7 +309,7 @@ func (r *Folder) RunStage(ctx context.Context, step int, st Stage, force bool) (
 	if err := r.commit(step, key, rec, install); err != nil {
 		return fail(err)
 	}
-	return Result{Record: rec}, nil
+	return Result{Skipped: merged > 0 && len(reran) == 0, Merged: merged, Reran: reran, Record: rec}, nil
 }
 
 func (r *Folder) upToDate(rec StageRecord, inputs map[string]string, stageSeed uint64) bool {

@@ -10,7 +10,6 @@ import (
 	"github.com/evosteer/evosteer-go/gpu"
 	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/episode"
-	"github.com/evosteer/evosteer-go/internal/executor"
 	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/learner"
 	"github.com/evosteer/evosteer-go/internal/orchestra"
@@ -121,7 +120,12 @@ func run(ctx context.Context, sc *rundir.StageContext, shard Shard, progress epi
 	if err := checkHealth(eps, cfg.Rollout.MaxUnhealthyShare); err != nil {
 		return err
 	}
-	return writeOutputs(sc, sc.Lineage(), shard, eps, exec, picked)
+	var truth []schema.SimTruthRow
+	w, onSim := exec.(*sim.World)
+	if onSim {
+		truth = truthRows(w, picked)
+	}
+	return writeOutputs(sc, sc.Lineage(), shard, eps, onSim, truth)
 }
 
 // plan builds the step's episode jobs for every scheduled task of the shard: the current (π_θ)
@@ -182,7 +186,9 @@ func plan(cfg *config.Config, step int, train []tasks.Task, shard Shard, lib *sk
 // pairedRole is the forced first role of paired arms: roles[0] of the reference configuration.
 const pairedRole = "solver"
 
-func writeOutputs(sc *rundir.StageContext, lin schema.Lineage, shard Shard, eps []episode.Played, exec executor.Executor, picked []tasks.Task) error {
+// writeOutputs writes the tables of the played episodes, in their order, and (onSim) the hidden
+// truths of their tasks.
+func writeOutputs(sc *rundir.StageContext, lin schema.Lineage, shard Shard, eps []episode.Played, onSim bool, truth []schema.SimTruthRow) error {
 	var episodes []schema.EpisodeRow
 	var decisions []schema.DecisionRow
 	var executions []schema.ExecutionRow
@@ -210,8 +216,8 @@ func writeOutputs(sc *rundir.StageContext, lin schema.Lineage, shard Shard, eps 
 			return err
 		}
 	}
-	if w, ok := exec.(*sim.World); ok {
-		return writeTable(file(layout.SimTruth), schema.SimTruth, lin, truthRows(w, picked))
+	if onSim {
+		return writeTable(file(layout.SimTruth), schema.SimTruth, lin, truth)
 	}
 	return nil
 }
