@@ -105,6 +105,47 @@ type Author struct {
 	Model           string  `yaml:"model" json:"model"`
 	APIKeyEnv       string  `yaml:"api_key_env" json:"api_key_env"`
 	TimeoutSeconds  int     `yaml:"timeout_seconds" json:"timeout_seconds"`
+	// The model author's endpoint settings below are omitted when unset (0, null), so that
+	// configurations written before them keep their hash; unset takes executor.openai's value
+	// (AuthorEndpoint resolves them).
+	MaxConcurrency    int     `yaml:"max_concurrency,omitempty" json:"max_concurrency,omitempty"`
+	OutageSeconds     float64 `yaml:"outage_seconds,omitempty" json:"outage_seconds,omitempty"`
+	BackoffSeconds    float64 `yaml:"backoff_seconds,omitempty" json:"backoff_seconds,omitempty"`
+	BackoffMaxSeconds float64 `yaml:"backoff_max_seconds,omitempty" json:"backoff_max_seconds,omitempty"`
+	SendSeed          *bool   `yaml:"send_seed,omitempty" json:"send_seed,omitempty"`
+	DisableThinking   *bool   `yaml:"disable_thinking,omitempty" json:"disable_thinking,omitempty"`
+}
+
+// AuthorEndpoint is how a model author calls its server: the author block's settings, each
+// unset one (0, null) taken from executor.openai.
+type AuthorEndpoint struct {
+	MaxConcurrency                                                   int
+	TimeoutSeconds, OutageSeconds, BackoffSeconds, BackoffMaxSeconds float64
+	SendSeed, DisableThinking                                        bool
+}
+
+// AuthorEndpoint resolves the model author's endpoint settings.
+func (c *Config) AuthorEndpoint() AuthorEndpoint {
+	a, o := c.Author, c.Executor.OpenAI
+	or := func(v, def float64) float64 {
+		if v == 0 {
+			return def
+		}
+		return v
+	}
+	e := AuthorEndpoint{MaxConcurrency: o.MaxConcurrency, TimeoutSeconds: float64(a.TimeoutSeconds),
+		OutageSeconds: or(a.OutageSeconds, o.OutageSeconds), BackoffSeconds: or(a.BackoffSeconds, o.BackoffSeconds),
+		BackoffMaxSeconds: or(a.BackoffMaxSeconds, o.BackoffMaxSeconds), SendSeed: o.SendSeed, DisableThinking: o.DisableThinking}
+	if a.MaxConcurrency != 0 {
+		e.MaxConcurrency = a.MaxConcurrency
+	}
+	if a.SendSeed != nil {
+		e.SendSeed = *a.SendSeed
+	}
+	if a.DisableThinking != nil {
+		e.DisableThinking = *a.DisableThinking
+	}
+	return e
 }
 
 // Policy sizes the compact orchestrator network.

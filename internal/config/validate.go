@@ -167,6 +167,13 @@ func (c *Config) validate(name string, file *ast.File) error {
 	k.nonNegative("author.temperature", au.Temperature)
 	k.intIn("author.max_output_tokens", int64(au.MaxOutputTokens), 1, 1_000_000, "tokens one author reply may generate")
 	k.intMin("author.timeout_seconds", int64(au.TimeoutSeconds), 1)
+	k.intIn("author.max_concurrency", int64(au.MaxConcurrency), 0, 4096, "author calls in flight at once (0: executor.openai.max_concurrency); a step opens at most one window per family")
+	k.nonNegative("author.outage_seconds", au.OutageSeconds)
+	k.nonNegative("author.backoff_seconds", au.BackoffSeconds)
+	k.nonNegative("author.backoff_max_seconds", au.BackoffMaxSeconds)
+	if e := c.AuthorEndpoint(); e.BackoffMaxSeconds < e.BackoffSeconds {
+		k.fail("author.backoff_max_seconds", "must be >= the author's backoff_seconds (%g), got %g", e.BackoffSeconds, e.BackoffMaxSeconds)
+	}
 	if au.Backend == "openai" && (au.BaseURL == "" || au.Model == "") {
 		k.fail("author.backend", "openai needs author.base_url and author.model")
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/layout"
@@ -186,7 +187,12 @@ func readEpisodes(r *rundir.Folder, j int) ([]schema.EpisodeRow, error) {
 	return schema.ReadFiles[schema.EpisodeRow](schema.Episodes, paths[0])
 }
 
-// openWindows chooses the window families by priority and runs one window each, in order.
+// openWindows chooses the window families by priority (families with training tasks that can
+// take a candidate) and runs one window each. The windows of a wave are asked at once (up to the
+// author's concurrency); their answers are collected by window index and judged, and recorded
+// in the ledger, in window order, so every output is the one a sequential run writes whatever
+// order the answers arrive in. A wave never holds more windows than the library has room for,
+// so no window is asked that an earlier one's candidate would crowd out.
 func openWindows(ctx context.Context, r *rundir.Folder, step, want int, a Author, g *skills.Ledger) ([]schema.ProposalRow, error) {
 	cfg := r.Config
 	ev, err := loadEvidence(r, step, a.Backend() != "sim")
@@ -201,37 +207,74 @@ func openWindows(ctx context.Context, r *rundir.Folder, step, want int, a Author
 	count, st := map[string]int{}, map[string]FamilyStats{}
 	var open []string
 	for _, f := range cfg.Families {
-		if lib.CanPropose(f) {
+		if lib.CanPropose(f) && ev.trained[f] { // a family without training tasks has nothing to show
 			open = append(open, f)
 		}
 		count[f] = len(lib.Family(f))
 		st[f] = familyStats(ev.byFamily[f].naturals(), cfg.Admission.SuccessThreshold)
 	}
 	order := priority(open, count, failed, st)
+	order = order[:min(want, len(order))]
 	var rows []schema.ProposalRow
-	for _, f := range order[:min(want, len(order))] {
-		if !g.Library().CanPropose(f) { // an earlier window may have filled the library
-			continue
+	for len(order) > 0 {
+		var wave []Window
+		room := cfg.Admission.MaxLibrary - len(g.Library().Skills()) // candidates the library still takes
+		for len(order) > 0 && len(wave) < max(room, 1) {
+			f := order[0]
+			order = order[1:]
+			if !g.Library().CanPropose(f) { // an earlier window filled the library
+				continue
+			}
+			w := Window{Step: step, Family: f, Seed: seed.Derive(cfg.Seed, "author", strconv.Itoa(step), f),
+				Library: g.Library().Family(f), Stats: st[f]}
+			w.TaskType, _ = cfg.TaskType(f)
+			for _, e := range selectEvidence(ev.byFamily[f], cfg.Admission.SuccessThreshold, cfg.Author.MaxTrajectories) {
+				w.Examples = append(w.Examples, ev.example(e, cfg.Admission.SuccessThreshold))
+			}
+			wave = append(wave, w)
 		}
-		w := Window{Step: step, Family: f, Seed: seed.Derive(cfg.Seed, "author", strconv.Itoa(step), f),
-			Library: g.Library().Family(f), Stats: st[f]}
-		w.TaskType, _ = cfg.TaskType(f)
-		for _, e := range selectEvidence(ev.byFamily[f], cfg.Admission.SuccessThreshold, cfg.Author.MaxTrajectories) {
-			w.Examples = append(w.Examples, ev.example(e, cfg.Admission.SuccessThreshold))
+		for i, ans := range ask(ctx, a, wave) {
+			row, err := judge(ctx, a, wave[i], ans, g)
+			if err != nil {
+				return nil, err
+			}
+			row.Window = int32(len(rows))
+			rows = append(rows, row)
 		}
-		row, err := window(ctx, a, w, g)
-		if err != nil {
-			return nil, err
-		}
-		row.Window = int32(len(rows))
-		rows = append(rows, row)
 	}
 	return rows, nil
 }
 
-// window asks the author and judges the answer; only a failure to record an accepted
-// candidate is an error of the stage.
-func window(ctx context.Context, a Author, w Window, g *skills.Ledger) (schema.ProposalRow, error) {
+// answer is an author's reply to one window.
+type answer struct {
+	p   Proposal
+	err error
+}
+
+// ask puts the windows to the author, at most concurrency(a) at once, windows handed out in
+// order, and returns the answers by window index (one at a time: in window order).
+func ask(ctx context.Context, a Author, ws []Window) []answer {
+	out := make([]answer, len(ws))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(concurrency(a), len(ws)) {
+		wg.Go(func() {
+			for i := range next {
+				out[i].p, out[i].err = a.Propose(ctx, ws[i])
+			}
+		})
+	}
+	for i := range ws {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out
+}
+
+// judge judges the author's answer to a window; only a failure to record an accepted candidate
+// (or a cancelled run) is an error of the stage.
+func judge(ctx context.Context, a Author, w Window, ans answer, g *skills.Ledger) (schema.ProposalRow, error) {
 	row := schema.ProposalRow{Family: w.Family, Backend: a.Backend(), Seed: w.Seed, Plan: []string{}, Pitfalls: []string{}, Constraint: []string{}}
 	for _, e := range w.Examples {
 		row.Evidence = append(row.Evidence, e.Episode.EpisodeID)
@@ -239,7 +282,7 @@ func window(ctx context.Context, a Author, w Window, g *skills.Ledger) (schema.P
 	if row.Evidence == nil {
 		row.Evidence = []string{}
 	}
-	p, err := a.Propose(ctx, w)
+	p, err := ans.p, ans.err
 	row.TokensIn, row.TokensOut = p.TokensIn, p.TokensOut
 	if p.Raw != "" {
 		row.RawOutput = &p.Raw
@@ -337,6 +380,7 @@ func truths(cfg *config.Config, rows []schema.ProposalRow) []schema.SimTruthRow 
 type evidence struct {
 	byFamily   map[string]*familyEpisodes
 	prompts    map[string]string                // task id -> prompt
+	trained    map[string]bool                  // families with training tasks (tasks/train.arrow)
 	actions    map[string][]string              // episode id -> action_json in t order
 	executions map[string][]schema.ExecutionRow // episode id -> executions in order
 }
@@ -344,7 +388,7 @@ type evidence struct {
 // loadEvidence reads the episodes of step, the evidence pool carried over the earlier steps and
 // the task prompts; details adds the decisions and executions a model author's examples show.
 func loadEvidence(r *rundir.Folder, step int, details bool) (*evidence, error) {
-	ev := &evidence{prompts: map[string]string{}, actions: map[string][]string{}, executions: map[string][]schema.ExecutionRow{}}
+	ev := &evidence{prompts: map[string]string{}, trained: map[string]bool{}, actions: map[string][]string{}, executions: map[string][]schema.ExecutionRow{}}
 	pool, err := carriedPool(r, step)
 	if err != nil {
 		return nil, err
@@ -367,6 +411,7 @@ func loadEvidence(r *rundir.Folder, step int, details bool) (*evidence, error) {
 	}
 	for _, t := range ts {
 		ev.prompts[t.ID] = t.Prompt
+		ev.trained[t.Family] = true
 	}
 	return ev, nil
 }

@@ -59,6 +59,23 @@ type Author interface {
 	Propose(ctx context.Context, w Window) (Proposal, error)
 }
 
+// Concurrent is an Author that can answer several windows at once: the stage asks it at most
+// MaxConcurrency windows at a time. An Author without the method answers one window at a time.
+// Either way the stage judges and writes the answers in window order, so the outputs do not
+// depend on the order the answers arrive in.
+type Concurrent interface {
+	Author
+	MaxConcurrency() int
+}
+
+// concurrency is how many windows a asks at once.
+func concurrency(a Author) int {
+	if c, ok := a.(Concurrent); ok {
+		return max(1, c.MaxConcurrency())
+	}
+	return 1
+}
+
 // New returns the configured author backend.
 func New(cfg *config.Config) (Author, error) {
 	switch cfg.Author.Backend {

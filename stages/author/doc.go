@@ -2,9 +2,10 @@
 // METHOD.md §5.3–5.4). For step k it rebuilds the admission ledger through validate k
 // (internal/skills.LoadLedger, checked against step-k/validate/skills.arrow) and opens the
 // step's author windows: none before author.start_step (warm-up), author.start_families at it,
-// then one every author.interval steps, each for the highest-priority family that can take a
-// candidate (fewest skills, fewest earlier empty windows, families with rewards, most tasks
-// with both a success and a failure, lowest mean natural reward, most failures, config order).
+// then one every author.interval steps, each for the highest-priority family that has training
+// tasks (tasks/train.arrow; a family without any gets no window) and can take a candidate
+// (fewest skills, fewest earlier empty windows, families with rewards, most tasks with both a
+// success and a failure, lowest mean natural reward, most failures, config order).
 //
 // A window shows the Author (interface; backends: the simulated author of the embedded world,
 // and an OpenAI-compatible chat model with the prompt of METHOD.md §5.4) the family's skills,
@@ -25,10 +26,19 @@
 //
 // Under the skill-evolution ablation it reads nothing and writes the files empty.
 //
+// The windows of a step are asked at once, at most the author's concurrency at a time
+// (author.max_concurrency for a model author; the simulated author answers one at a time), never
+// more than the library has room for; the answers are collected by window index and judged and
+// recorded in window order, so every output is byte-identical to a one-at-a-time run whatever
+// order they arrive in.
+//
 // A model author calls its server through the executor's chat client (internal/executor/openai),
-// one HTTP client for every model call: no redirect is followed, a reply over 8 MiB or with a
-// token count outside [0, 2^40] is a malformed reply (that window's author_error), and the API
-// key is redacted from every reply and error before it is stored or printed.
+// one HTTP client for every model call, under the executor's rules: connection errors, timeouts,
+// 5xx, 408 and 429 are retried with backoff until they have lasted author.outage_seconds; other
+// 4xx, redirects (never followed) and malformed replies (over 8 MiB, a token count outside
+// [0, 2^40]) fail at once; each is that window's author_error. A request carries the window
+// seed's low 31 bits (send_seed) and the thinking switch (disable_thinking) as the executor's do,
+// and the API key is redacted from every reply and error before it is stored or printed.
 //
 // It must not roll anything out, change a skill's status, or write outside its own stage
 // folder; the API key of a model author is sent only in the Authorization header and never

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/evosteer/evosteer-go/internal/config"
@@ -20,6 +21,12 @@ import (
 // per family and the author starting at step 2; edit changes the configuration first.
 func newRun(t *testing.T, edit func(*config.Config)) *rundir.Folder {
 	t.Helper()
+	return newRunTasks(t, edit)
+}
+
+// newRunTasks is newRun with train tasks only for the families untrained does not name.
+func newRunTasks(t *testing.T, edit func(*config.Config), untrained ...string) *rundir.Folder {
+	t.Helper()
 	cfg, err := config.Default()
 	if err != nil {
 		t.Fatal(err)
@@ -32,7 +39,9 @@ func newRun(t *testing.T, edit func(*config.Config)) *rundir.Folder {
 	r, err := rundir.Init("run", cfg, "test", func(r *rundir.Folder) error {
 		var ts []tasks.Task
 		for _, f := range cfg.Families {
-			ts = append(ts, sim.Tasks(cfg.Sim, cfg.Seed, f, f, "train", 8)...)
+			if !slices.Contains(untrained, f) {
+				ts = append(ts, sim.Tasks(cfg.Sim, cfg.Seed, f, f, "train", 8)...)
+			}
 		}
 		return tasks.WriteFile(r.TasksPath("train"), lineage(cfg, 0, "init"), ts)
 	})
@@ -56,7 +65,7 @@ func reward(fi, k, i int) float64 {
 }
 
 // writeRollout writes step's synthetic rollout: for each family, four tasks with two current
-// and two natural-reference episodes each, one decision (STOP) per episode and one execution
+// and two natural-reference episodes each (none for a family without train tasks), one decision (STOP) per episode and one execution
 // of node n0 whose output states the reward.
 func writeRollout(t *testing.T, r *rundir.Folder, step int) {
 	t.Helper()
@@ -72,7 +81,7 @@ func writeRollout(t *testing.T, r *rundir.Folder, step int) {
 	var decs []schema.DecisionRow
 	var execs []schema.ExecutionRow
 	for fi, f := range r.Config.Families {
-		for k, tk := range byFamily[f][:4] {
+		for k, tk := range byFamily[f][:min(4, len(byFamily[f]))] {
 			for i, src := range []string{"current", "current", "natural_reference", "natural_reference"} {
 				id := fmt.Sprintf("%d/%s/%s/%d", step, tk.ID, src, i%2)
 				rw := reward(fi, k, i)

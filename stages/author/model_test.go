@@ -35,6 +35,9 @@ type chatRequest struct {
 	Temperature float64 `json:"temperature"`
 	MaxTokens   int     `json:"max_tokens"`
 	Seed        *int64  `json:"seed"`
+	// ChatTemplateKwargs is the thinking switch (disable_thinking).
+	ChatTemplateKwargs map[string]bool            `json:"chat_template_kwargs"`
+	raw                map[string]json.RawMessage // every top-level field as sent
 }
 
 // server answers chat completions with answer(request) and counts calls.
@@ -50,7 +53,7 @@ func newServer(t *testing.T, answer func(w http.ResponseWriter, req chatRequest,
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req chatRequest
 		body, _ := io.ReadAll(r.Body)
-		if r.URL.Path != "/v1/chat/completions" || r.Method != http.MethodPost || json.Unmarshal(body, &req) != nil {
+		if r.URL.Path != "/v1/chat/completions" || r.Method != http.MethodPost || json.Unmarshal(body, &req) != nil || json.Unmarshal(body, &req.raw) != nil {
 			http.Error(w, "bad request "+r.URL.Path, http.StatusBadRequest)
 			return
 		}
@@ -93,18 +96,33 @@ func modelConfig(t *testing.T, url string) *config.Config {
 	}
 	cfg.Author.Backend, cfg.Author.BaseURL, cfg.Author.Model = "openai", url+"/v1/", "author-model"
 	cfg.Author.APIKeyEnv = "EVOSTEER_TEST_AUTHOR_KEY"
+	// Retries pause milliseconds, and a server failing for a second has outlasted the outage.
+	cfg.Author.BackoffSeconds, cfg.Author.BackoffMaxSeconds, cfg.Author.OutageSeconds = 0.001, 0.01, 1
 	t.Setenv(cfg.Author.APIKeyEnv, testKey)
 	return cfg
 }
 
 // authorAgainst runs the openai author against the server at url through steps 1 and 2 of a new
-// run and returns the run and step 2's proposals.
+// run, one window at a time (author.max_concurrency 1: the server's n-th call is the n-th
+// window's, retries included), and returns the run and step 2's proposals.
 func authorAgainst(t *testing.T, url string) (*rundir.Folder, []schema.ProposalRow) {
 	t.Helper()
+	return authorAgainstWith(t, url, func(c *config.Config) { c.Author.MaxConcurrency = 1 })
+}
+
+// authorAgainstWith is authorAgainst with the configuration edited by edit after the model
+// author's settings are in, and no train tasks for the families untrained names.
+func authorAgainstWith(t *testing.T, url string, edit func(*config.Config), untrained ...string) (*rundir.Folder, []schema.ProposalRow) {
+	t.Helper()
 	cfg := modelConfig(t, url)
-	r := newRun(t, func(c *config.Config) {
-		c.Author.Backend, c.Author.BaseURL, c.Author.Model, c.Author.APIKeyEnv = "openai", cfg.Author.BaseURL, cfg.Author.Model, cfg.Author.APIKeyEnv
-	})
+	r := newRunTasks(t, func(c *config.Config) {
+		start, families := c.Author.StartStep, c.Author.StartFamilies
+		c.Author = cfg.Author
+		c.Author.StartStep, c.Author.StartFamilies = start, families
+		if edit != nil {
+			edit(c)
+		}
+	}, untrained...)
 	a, err := New(r.Config)
 	if err != nil {
 		t.Fatal(err)
@@ -140,7 +158,7 @@ func TestModelAuthorRequest(t *testing.T) {
 		t.Errorf("proposal %+v", p)
 	}
 	req := s.reqs[0]
-	if req.Model != "author-model" || req.Temperature != 0.3 || req.MaxTokens != 4096 || req.Seed == nil || *req.Seed != 21 || len(req.Messages) != 1 || req.Messages[0].Role != "user" {
+	if req.Model != "author-model" || req.Temperature != 0.3 || req.MaxTokens != 4096 || req.Seed == nil || *req.Seed != 42 || len(req.Messages) != 1 || req.Messages[0].Role != "user" {
 		t.Errorf("request %+v", req)
 	}
 	text := req.Messages[0].Content
@@ -168,8 +186,10 @@ func TestModelAuthorRequest(t *testing.T) {
 	}
 }
 
-// 5xx is retried once, 4xx fails at once, a reply without usage or over 8 MiB is an error; the
-// key never appears in an error, even when the server echoes it.
+// The executor client's retry rules: 5xx, 429, 408 and dropped connections are retried with
+// backoff until the outage tolerance (author.outage_seconds, here 1 s) is spent; other 4xx fail
+// at once, as do a reply without usage or over 8 MiB; the key never appears in an error, even
+// when the server echoes it. calls -1 is "more than two".
 func TestModelAuthorErrors(t *testing.T) {
 	for _, c := range []struct {
 		name   string
@@ -184,7 +204,33 @@ func TestModelAuthorErrors(t *testing.T) {
 			}
 			reply(w, goodReply)
 		}, 2, ""},
-		{"5xx twice", func(w http.ResponseWriter, _ chatRequest, _ int) { http.Error(w, "down", http.StatusBadGateway) }, 2, "502"},
+		{"5xx until the outage tolerance", func(w http.ResponseWriter, _ chatRequest, _ int) { http.Error(w, "down", http.StatusBadGateway) }, -1, "outage tolerance 1s"},
+		{"429 then ok", func(w http.ResponseWriter, _ chatRequest, call int) {
+			if call == 1 {
+				http.Error(w, "slow down", http.StatusTooManyRequests)
+				return
+			}
+			reply(w, goodReply)
+		}, 2, ""},
+		{"408 then ok", func(w http.ResponseWriter, _ chatRequest, call int) {
+			if call == 1 {
+				http.Error(w, "timeout", http.StatusRequestTimeout)
+				return
+			}
+			reply(w, goodReply)
+		}, 2, ""},
+		{"dropped connection then ok", func(w http.ResponseWriter, _ chatRequest, call int) {
+			if call == 1 {
+				conn, _, _ := w.(http.Hijacker).Hijack()
+				conn.Close()
+				return
+			}
+			reply(w, goodReply)
+		}, 2, ""},
+		{"400 not retried", func(w http.ResponseWriter, _ chatRequest, _ int) {
+			http.Error(w, "context too long", http.StatusBadRequest)
+		}, 1, "HTTP 400: context too long"},
+		{"404 not retried", func(w http.ResponseWriter, _ chatRequest, _ int) { http.Error(w, "no such model", http.StatusNotFound) }, 1, "HTTP 404"},
 		{"4xx echoing the key", func(w http.ResponseWriter, _ chatRequest, _ int) {
 			http.Error(w, "bad key Bearer "+testKey, http.StatusBadRequest)
 		}, 1, "[redacted]"},
@@ -198,7 +244,7 @@ func TestModelAuthorErrors(t *testing.T) {
 		s := newServer(t, c.answer)
 		a, _ := New(modelConfig(t, s.URL))
 		p, err := a.Propose(context.Background(), testWindow())
-		if s.calls != c.calls {
+		if s.calls != c.calls && (c.calls != -1 || s.calls <= 2) {
 			t.Errorf("%s: %d calls, want %d", c.name, s.calls, c.calls)
 		}
 		switch {
