@@ -85,7 +85,7 @@ var forbidden = []forbid{
 }
 
 // leaves import no other project package (their doc.go files say so).
-var leaves = []string{"internal/textrules", "internal/sandbox", "internal/atomicfile", "internal/paper", "internal/figure", "internal/actiontrie"}
+var leaves = []string{"internal/textrules", "internal/sandbox", "internal/atomicfile", "internal/paper", "internal/figure", "internal/actiontrie", "internal/cpuslot"}
 
 // schemaMayImport is what schema imports of the project (schema/doc.go).
 var schemaMayImport = []string{"internal/atomicfile"}
@@ -104,7 +104,7 @@ const (
 var floors = map[int][]string{
 	0: {".", "schema", "sql", "internal/layout", "internal/atomicfile", "internal/seed", "internal/sandbox",
 		"internal/textrules", "internal/redact", "internal/stats", "internal/arrowfmt", "internal/executor/search", "internal/paper", "internal/figure",
-		"internal/actiontrie"},
+		"internal/actiontrie", "internal/cpuslot"},
 	1: {"internal/config", "internal/tasks", "internal/executor", "internal/orchestra", "internal/policy", "internal/sim",
 		"internal/rundir", "internal/duck", "internal/skills", "internal/probetable"},
 	2: {"gpu"},

@@ -296,3 +296,35 @@ func TestFitMSEJointClipAndWeight(t *testing.T) {
 		t.Fatal("a clip group that does not hold the head was accepted")
 	}
 }
+
+// TestHeadBatchInvariant: a row's prediction is bit-identical alone and in a batch of 300, on
+// the CPU kernels and the graph, so the rollout may score value questions in whatever batches
+// the episodes' timing makes.
+func TestHeadBatchInvariant(t *testing.T) {
+	h := NewHead("v", 36, 32, true, false, 11)
+	r := rand.New(rand.NewPCG(3, 4))
+	x := make([][]float32, 300)
+	for i := range x {
+		x[i] = make([]float32, 36)
+		for j := range x[i] {
+			x[i][j] = float32(r.NormFloat64())
+		}
+	}
+	for _, native := range []bool{true, false} {
+		e := testEngine(t)
+		e.native = native
+		all, err := h.Predict(e, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, i := range []int{0, 7, 150, 299} {
+			one, err := h.Predict(e, x[i:i+1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if one[0] != all[i] {
+				t.Fatalf("native %v row %d: alone %v, in a batch %v", native, i, one[0], all[i])
+			}
+		}
+	}
+}

@@ -85,4 +85,11 @@ func TestServedReferenceOverlay(t *testing.T) {
 	loadErr(t, strings.Replace(good, "rescore_sample: 0.05", "rescore_sample: 1.5", 1), "served_reference.rescore_sample", "[0, 1]")
 	loadErr(t, strings.Replace(good, "  drift_tolerance: 0.1\n", "", 1), "served_reference.drift_tolerance", "must be > 0")
 	loadErr(t, "served_reference:\n  dialect: sglang\n", "served_reference.base_url", "served_reference.model")
+	two, err := Load(write(t, good+"  replicas: [http://127.0.0.1:8001, http://127.0.0.1:8002/]\n"))
+	if err != nil || len(two.Served.Replicas) != 2 {
+		t.Fatalf("replicas: %v", err)
+	}
+	loadErr(t, good+"  replicas: [127.0.0.1:8001]\n", "served_reference.replicas[0]", "http://")
+	loadErr(t, good+"  replicas: [http://127.0.0.1:8000/]\n", "served_reference.replicas[0]", "listed twice")
+	loadErr(t, "executor:\n  openai:\n    base_url: http://a/v1\n    replicas: [http://b/v1, http://b/v1]\n", "executor.openai.replicas[1]", "listed twice")
 }

@@ -9,7 +9,9 @@ import (
 	"strconv"
 
 	"github.com/evosteer/evosteer-go/gpu"
+	"github.com/evosteer/evosteer-go/internal/cpuslot"
 	"github.com/evosteer/evosteer-go/internal/executor"
+	"github.com/evosteer/evosteer-go/internal/executor/openai"
 	"github.com/evosteer/evosteer-go/internal/orchestra"
 	"github.com/evosteer/evosteer-go/internal/policy"
 	"github.com/evosteer/evosteer-go/internal/seed"
@@ -31,27 +33,25 @@ type env struct {
 	options  orchestra.Options // Menu is set per job
 	families []string
 	ref      reference // ρ's logits of every decision
-	// waves scores the network episodes (nil when every job is scripted); useValue shows them
-	// the published value head (false: the value-head ablation); zeroFeatures zeroes f(s) in
-	// the policy input (the execution-features ablation).
-	waves                       *waves
+	// batches scores the network episodes' questions; useValue shows them the published value
+	// head (false: the value-head ablation); zeroFeatures zeroes f(s) in the policy input (the
+	// execution-features ablation).
+	batches                     *batches
 	useValue, zeroFeatures      bool
 	policyVersion, valueVersion int64
 	// temperature is policy.temperature: a network decision samples from its log-probabilities
 	// divided by it and renormalised (policy.Temper), and records that distribution's
 	// log-probability of the choice as the behaviour log-probability.
 	temperature float64
-	// slots bounds the episodes doing CPU work (deciding, executing) at once; an episode gives
-	// its slot back while it waits for a network batch.
-	slots chan struct{}
+	// cpu bounds the episodes doing CPU work (deciding, executing tools, grading) at once; an
+	// episode gives its slot back while it waits for a network batch or on a server.
+	cpu *cpuslot.Pool
 }
 
 // ask gives the episode's slot back while the question waits for its batch.
-func (e *env) ask(q *question) error {
-	<-e.slots
-	err := e.waves.ask(q)
-	e.slots <- struct{}{}
-	return err
+func (e *env) ask(ctx context.Context, q *question) error {
+	defer cpuslot.Wait(ctx)()
+	return e.batches.ask(q)
 }
 
 // run plays one episode to its end. Errors of the world (an executor or grader failure) make
@@ -59,11 +59,8 @@ func (e *env) ask(q *question) error {
 // itself (a policy or network error) is returned.
 func (e *env) run(ctx context.Context, j Job) (*Played, error) {
 	network := j.Script == nil
-	if network {
-		defer e.waves.leave()
-	}
-	e.slots <- struct{}{}
-	defer func() { <-e.slots }()
+	ctx, release := e.cpu.Hold(ctx)
+	defer release()
 	out := &Played{Episode: schema.EpisodeRow{EpisodeID: j.ID, TaskID: j.Task.ID, Family: j.Task.Family, TaskType: j.Task.TaskType,
 		Split: j.Task.Split, Source: j.Source, Seed: j.Seed, Healthy: true, MenuID: j.Menu.ID}}
 	if j.Pair != nil {
@@ -101,10 +98,13 @@ func (e *env) run(ctx context.Context, j Job) (*Played, error) {
 			unhealthy("no legal action: the budget cannot run any agent")
 			break
 		}
+		// The episode's requests of this decision go before those of episodes that have made
+		// fewer decisions (openai.WithPriority): work in progress finishes first.
+		ctx := openai.WithPriority(ctx, t)
 		d := &policy.Decision{RT: rt, Legal: legal, Families: e.families}
 		if showValue {
 			q := &question{order: j.order, kind: askValue, value: gpu.ValueInput(rt.Features(), orchestra.TaskTypeOneHot(e.families, rt.TaskType()))}
-			if err := e.ask(q); err != nil {
+			if err := e.ask(ctx, q); err != nil {
 				return nil, fmt.Errorf("episode %s decision %d: %w", j.ID, t, err)
 			}
 			d.Value = float64(q.v)
@@ -186,7 +186,7 @@ func (e *env) run(ctx context.Context, j Job) (*Played, error) {
 }
 
 // decide records the state s_t with the network's exact inputs and ρ's logits, scores the legal
-// actions (the network through the waves, or the scripted policy), samples the action with the
+// actions (the network through its batches, or the scripted policy), samples the action with the
 // episode's decision seed, and returns the decision row (observation filled in after the action).
 // prompt renders the decision's controller prompt, which a served reference reads; the prompt it
 // sent is returned as the decision's prompts row (nil when none was sent).
@@ -233,7 +233,7 @@ func (e *env) decide(ctx context.Context, d *policy.Decision, j Job, t int, forc
 		}
 	} else {
 		q := &question{order: j.order, kind: askPolicy, row: gpu.PolicyRow{State: state, Actions: actions, Prior: prior}, theta: j.Theta}
-		if err := e.ask(q); err != nil {
+		if err := e.ask(ctx, q); err != nil {
 			return row, sent, orchestra.Action{}, err
 		}
 		logp = make([]float64, len(q.logp))

@@ -46,5 +46,5 @@ func testBatch(t testing.TB, exec func(*config.Config) executor.Executor) ([]Job
 			}
 		}
 	}
-	return jobs, newEnv(cfg, exec(cfg), l, eng, jobs)
+	return jobs, newEnv(cfg, exec(cfg), l, eng)
 }

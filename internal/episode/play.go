@@ -58,7 +58,7 @@ type Played struct {
 type Progress func(done, total int)
 
 // Play plays the jobs with the run's orchestration semantics and ablations: the rollout stage's
-// decision loop, budget charging and seeding, the network jobs in lockstep waves. l and eng may
+// decision loop, budget charging and seeding, the network jobs scored in batches as they ask. l and eng may
 // be nil when every job is scripted. Results keep the jobs' order.
 func Play(ctx context.Context, cfg *config.Config, exec executor.Executor, l *gpu.Learner, eng *gpu.Engine, jobs []Job, progress Progress) ([]Played, error) {
 	js := make([]Job, len(jobs))
@@ -75,7 +75,7 @@ func Play(ctx context.Context, cfg *config.Config, exec executor.Executor, l *gp
 	if l == nil {
 		l = &gpu.Learner{} // no network job asks it anything
 	}
-	e := newEnv(cfg, exec, l, eng, js)
+	e := newEnv(cfg, exec, l, eng)
 	if cfg.Served != nil { // newEnv gives the prior
 		ref, err := newServedReference(ctx, cfg.Served)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/evosteer/evosteer-go/gpu"
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/cpuslot"
 	"github.com/evosteer/evosteer-go/internal/executor"
 	"github.com/evosteer/evosteer-go/internal/orchestra"
 	"github.com/evosteer/evosteer-go/internal/policy"
@@ -15,17 +16,11 @@ import (
 
 // newEnv is the environment of a step's episodes: the executor, the run's orchestration options
 // and ablations, and the learner's network for the network jobs.
-func newEnv(cfg *config.Config, exec executor.Executor, l *gpu.Learner, eng *gpu.Engine, jobs []Job) *env {
-	network := 0
-	for _, j := range jobs {
-		if j.Script == nil {
-			network++
-		}
-	}
+func newEnv(cfg *config.Config, exec executor.Executor, l *gpu.Learner, eng *gpu.Engine) *env {
 	return &env{exec: exec, families: cfg.Families, ref: priorReference{policy.NewPrior(cfg.Prior)},
 		options: orchestra.Options{Budget: cfg.Budget, Interleaved: !cfg.Ablated("interleaved-execution"),
 			Repair: !cfg.Ablated("learnable-repair")},
-		waves: newWaves(l, eng, network), useValue: !cfg.Ablated("value-head"), zeroFeatures: cfg.Ablated("execution-features"),
+		batches: newBatches(l, eng), useValue: !cfg.Ablated("value-head"), zeroFeatures: cfg.Ablated("execution-features"),
 		policyVersion: l.PolicyVersion, valueVersion: l.ValueVersion, temperature: cfg.Policy.Temperature}
 }
 
@@ -36,11 +31,12 @@ func workers(cfg *config.Config) int {
 	return 4 * runtime.NumCPU()
 }
 
-// runAll plays every job, all in flight at once (network episodes advance in lockstep waves,
-// which needs every one of them running), with at most n doing CPU work at a time. Results keep
-// the jobs' order, so the output does not depend on scheduling.
+// runAll plays every job, all in flight at once, with at most n doing CPU work at a time: an
+// episode waiting on a server or a network batch holds no CPU slot, so the requests in flight
+// are bounded by each endpoint's cap (executor.openai.max_concurrency), not by n. Results keep
+// the jobs' order, and no episode's output depends on scheduling.
 func runAll(ctx context.Context, e *env, jobs []Job, n int, progress Progress) ([]*Played, error) {
-	e.slots = make(chan struct{}, max(1, n))
+	e.cpu = cpuslot.NewPool(n)
 	out := make([]*Played, len(jobs))
 	errs := make([]error, len(jobs))
 	var wg sync.WaitGroup

@@ -2,7 +2,13 @@ package tasks
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
+	"sync/atomic"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/evosteer/evosteer-go/internal/sandbox"
 )
@@ -25,14 +31,32 @@ type Score struct {
 	Grader     string   `json:"grader"`       // name@version of the grader
 }
 
-// Graders score outputs by the task's family. Code tasks need a sandbox.
+// Graders score outputs by the task's family. Code tasks need a sandbox. A code grade is kept
+// by what it was computed from (the output and the task's hidden tests), so an output that an
+// episode grades after every decision runs the sandbox once, and concurrent grades of the same
+// output share one run. Safe for concurrent use.
 type Graders struct {
 	sandbox *sandbox.Sandbox
+	codes   *lru.Cache[[sha256.Size]byte, Score]
+	running singleflight.Group
+	ran     atomic.Int64
 }
+
+// codeGradesKept is how many code grades the graders keep: a rollout's outputs in progress.
+const codeGradesKept = 4096
 
 // NewGraders returns the graders; sb runs the hidden tests of code tasks (nil: code tasks
 // cannot be graded).
-func NewGraders(sb *sandbox.Sandbox) *Graders { return &Graders{sandbox: sb} }
+func NewGraders(sb *sandbox.Sandbox) *Graders {
+	codes, err := lru.New[[sha256.Size]byte, Score](codeGradesKept)
+	if err != nil {
+		panic(err) // only for a size below 1
+	}
+	return &Graders{sandbox: sb, codes: codes}
+}
+
+// CodeRuns is how many code grades ran the sandbox (the others were kept ones).
+func (g *Graders) CodeRuns() int64 { return g.ran.Load() }
 
 func errorf(t Task, format string, args ...any) error {
 	return fmt.Errorf("grade %s (%s): %s", t.ID, t.Family, fmt.Sprintf(format, args...))
@@ -70,6 +94,40 @@ func (g *Graders) Grade(ctx context.Context, t Task, output string) (Score, erro
 	case KindMath:
 		return gradeMath(output, t), nil
 	default:
-		return g.gradeCode(ctx, t, output)
+		return g.keptCode(ctx, t, output)
 	}
+}
+
+// keptCode is the code grade of output, run once per distinct output and hidden tests; a grade
+// that failed is not kept.
+func (g *Graders) keptCode(ctx context.Context, t Task, output string) (Score, error) {
+	key := codeKey(t, output)
+	if s, ok := g.codes.Get(key); ok {
+		return s, nil
+	}
+	v, err, _ := g.running.Do(string(key[:]), func() (any, error) {
+		if s, ok := g.codes.Get(key); ok {
+			return s, nil
+		}
+		g.ran.Add(1)
+		s, err := g.gradeCode(ctx, t, output)
+		if err == nil {
+			g.codes.Add(key, s)
+		}
+		return s, err
+	})
+	return v.(Score), err
+}
+
+// codeKey identifies a code grade by everything it reads: the output and the task's hidden
+// tests (the fields gradeCode reads, as the task file wrote them), each length-prefixed so that no two different inputs share a key.
+func codeKey(t Task, output string) [sha256.Size]byte {
+	h := sha256.New()
+	for _, part := range []string{output, string(t.Extra["plus_test"]), string(t.Extra["test_list"]), string(t.Extra["test_imports"])} {
+		_ = binary.Write(h, binary.LittleEndian, uint64(len(part)))
+		h.Write([]byte(part))
+	}
+	var key [sha256.Size]byte
+	h.Sum(key[:0])
+	return key
 }

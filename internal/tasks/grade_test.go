@@ -3,10 +3,13 @@ package tasks
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -373,5 +376,45 @@ func TestFixtureGoldAnswers(t *testing.T) {
 		if s, err := g.Grade(context.Background(), x, out); err != nil || s.Reward != 1 {
 			t.Errorf("%s: %+v %v", x.ID, s, err)
 		}
+	}
+}
+
+// TestCodeGradesRunOncePerDistinctOutput: grading an unchanged output again — as an episode does
+// after every decision — never runs the sandbox again, concurrent grades of one output share a
+// run, a different output or other hidden tests run anew, and each keeps its own verdict.
+func TestCodeGradesRunOncePerDistinctOutput(t *testing.T) {
+	sb := testSandbox(t)
+	requireNumpy(t, sb)
+	g := NewGraders(sb)
+	task := fixtureTask(t, "mbpp_plus/f6")
+	right, wrong := "```python\ndef add_two(a, b):\n    return a + b\n```", "```python\ndef add_two(a, b):\n    return a * b\n```"
+	var wg sync.WaitGroup
+	scores := make([]float64, 6)
+	for i := range scores {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, err := g.Grade(context.Background(), task, right)
+			if err != nil {
+				t.Error(err)
+			}
+			scores[i] = s.Reward
+		}()
+	}
+	wg.Wait()
+	if g.CodeRuns() != 1 || slices.ContainsFunc(scores, func(r float64) bool { return r != 1 }) {
+		t.Fatalf("6 grades of one output: %d sandbox runs, rewards %v", g.CodeRuns(), scores)
+	}
+	if s, err := g.Grade(context.Background(), task, wrong); err != nil || s.Reward != 0 || g.CodeRuns() != 2 {
+		t.Fatalf("another output: %+v, %v, %d runs", s, err, g.CodeRuns())
+	}
+	other := task
+	other.Extra = maps.Clone(task.Extra)
+	other.Extra["test_list"] = json.RawMessage(`["assert add_two(1, 1) == 3"]`)
+	if _, err := g.Grade(context.Background(), other, right); err != nil || g.CodeRuns() != 3 {
+		t.Fatalf("other hidden tests: %v, %d runs", err, g.CodeRuns())
+	}
+	if s, _ := g.Grade(context.Background(), task, right); s.Reward != 1 || g.CodeRuns() != 3 {
+		t.Fatalf("the first output again: %+v, %d runs", s, g.CodeRuns())
 	}
 }

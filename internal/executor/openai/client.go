@@ -10,9 +10,12 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/evosteer/evosteer-go/internal/cpuslot"
 	"github.com/evosteer/evosteer-go/internal/redact"
 )
 
@@ -52,9 +55,10 @@ func (r ChatResponse) Truncated() bool { return r.FinishReason == "length" }
 // ClientConfig configures a Client.
 type ClientConfig struct {
 	BaseURL         string        // e.g. http://127.0.0.1:8000/v1; /chat/completions is appended
+	Replicas        []string      // more base URLs serving the same model, balanced with BaseURL
 	Model           string        // the served model name
 	APIKey          string        // sent as a bearer token when set; never logged
-	MaxConcurrency  int           // calls in flight at once, over every caller of the client
+	MaxConcurrency  int           // calls in flight at once on each endpoint, over every caller of the client
 	Timeout         time.Duration // one HTTP attempt
 	Outage          time.Duration // how long failures may last before a call gives up
 	BackoffInitial  time.Duration // first pause after a failure; it doubles
@@ -95,13 +99,48 @@ type redactedError struct {
 func (e *redactedError) Error() string { return e.text }
 func (e *redactedError) Unwrap() error { return e.cause }
 
-// Client calls a Chat Completions endpoint; it is safe for concurrent use.
+// Client calls a Chat Completions endpoint, or several replicas of one, each request on the
+// endpoint with the fewest requests in flight among those not backing off; it is safe for
+// concurrent use. A caller that holds a CPU slot (internal/cpuslot) gives it back while its
+// request waits for an endpoint, on the server or in a backoff.
 type Client struct {
-	cfg   ClientConfig
-	base  string // BaseURL without its trailing slash
-	http  *http.Client
-	slots chan struct{}
-	log   *slog.Logger
+	cfg       ClientConfig
+	endpoints []*endpoint // BaseURL first, then the replicas
+	http      *http.Client
+	log       *slog.Logger
+
+	mu      sync.Mutex  // guards the endpoints' counts and backoffs, and the waiters
+	waiters []*waiter   // requests waiting for a slot, in arrival order
+	arrived uint64      // waiters so far
+	timer   *time.Timer // dispatches the waiters when the first backoff ends; nil when none is set
+}
+
+// waiter is a request waiting for an endpoint's slot: a freed slot is handed to the waiter of
+// highest priority, then the earliest.
+type waiter struct {
+	priority int
+	arrival  uint64
+	granted  chan *endpoint // receives the endpoint whose slot it was given (buffered)
+}
+
+func (w *waiter) before(o *waiter) bool {
+	return w.priority > o.priority || w.priority == o.priority && w.arrival < o.arrival
+}
+
+type priorityKey struct{}
+
+// WithPriority gives the requests made under ctx priority p for a free slot (default 0):
+// an episode gives each call the number of decisions it has made, so that the episodes in
+// progress finish first and a long episode is not queued behind every new one.
+func WithPriority(ctx context.Context, p int) context.Context {
+	return context.WithValue(ctx, priorityKey{}, p)
+}
+
+// endpoint is one base URL with its own cap of requests in flight and its own backoff.
+type endpoint struct {
+	base     string // without its trailing slash
+	inFlight int
+	until    time.Time // no new request before this (a transient failure's pause)
 }
 
 // NewClient checks the configuration and returns a client.
@@ -117,23 +156,148 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	case cfg.BaseURLSetting == "":
 		return nil, errors.New("openai: no configuration key named for the base URL")
 	}
+	endpoints := []*endpoint{{base: strings.TrimRight(cfg.BaseURL, "/")}}
+	for _, r := range cfg.Replicas {
+		if !strings.HasPrefix(r, "http://") && !strings.HasPrefix(r, "https://") {
+			return nil, fmt.Errorf("openai: replica URL %q must start with http:// or https://", r)
+		}
+		e := &endpoint{base: strings.TrimRight(r, "/")}
+		if slices.ContainsFunc(endpoints, func(x *endpoint) bool { return x.base == e.base }) {
+			return nil, fmt.Errorf("openai: the endpoint %q is listed twice", r)
+		}
+		endpoints = append(endpoints, e)
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 2*cfg.MaxConcurrency, cfg.MaxConcurrency
+	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 2*cfg.MaxConcurrency*len(endpoints), cfg.MaxConcurrency
 	// A redirect would re-send the prompt, and to another port the Authorization header, to a
 	// server nobody configured: it is an error naming where it pointed.
 	noRedirect := func(req *http.Request, _ []*http.Request) error {
 		return fmt.Errorf("the server redirected to %s: %w (set %s to the endpoint itself)", req.URL.Redacted(), ErrRedirect, cfg.BaseURLSetting)
 	}
-	return &Client{cfg: cfg, base: strings.TrimRight(cfg.BaseURL, "/"),
-		http: &http.Client{Transport: tr, CheckRedirect: noRedirect}, slots: make(chan struct{}, cfg.MaxConcurrency), log: log}, nil
+	return &Client{cfg: cfg, endpoints: endpoints, http: &http.Client{Transport: tr, CheckRedirect: noRedirect}, log: log}, nil
 }
 
-// BaseURL is the base URL requests' paths are appended to, without its trailing slash.
-func (c *Client) BaseURL() string { return c.base }
+// BaseURL is the first endpoint's base URL, without its trailing slash.
+func (c *Client) BaseURL() string { return c.endpoints[0].base }
+
+// Endpoints are the base URLs of every endpoint, BaseURL first.
+func (c *Client) Endpoints() []string {
+	out := make([]string, len(c.endpoints))
+	for i, e := range c.endpoints {
+		out[i] = e.base
+	}
+	return out
+}
+
+// Only is a client of the one endpoint base (one of Endpoints), for a check of each replica;
+// it shares nothing with c but the configuration and the HTTP connections.
+func (c *Client) Only(base string) (*Client, error) {
+	i := slices.Index(c.Endpoints(), strings.TrimRight(base, "/"))
+	if i < 0 {
+		return nil, fmt.Errorf("openai: %s is not an endpoint of this client", base)
+	}
+	return &Client{cfg: c.cfg, endpoints: []*endpoint{{base: c.endpoints[i].base}}, http: c.http, log: c.log}, nil
+}
+
+// acquire waits for an endpoint with a free slot, preferring those not backing off, and among
+// them the one with the fewest requests in flight (the first listed on a tie). While requests
+// wait, each freed slot is handed to the first of them in priority order (WithPriority), then
+// in order of arrival.
+func (c *Client) acquire(ctx context.Context) (*endpoint, error) {
+	priority, _ := ctx.Value(priorityKey{}).(int)
+	c.mu.Lock()
+	if e := c.free(); e != nil && !slices.ContainsFunc(c.waiters, func(w *waiter) bool { return w.priority >= priority }) {
+		e.inFlight++
+		c.mu.Unlock()
+		return e, nil
+	}
+	c.arrived++
+	me := &waiter{priority: priority, arrival: c.arrived, granted: make(chan *endpoint, 1)}
+	c.waiters = append(c.waiters, me)
+	c.dispatch()
+	c.mu.Unlock()
+	select {
+	case e := <-me.granted:
+		return e, nil
+	case <-ctx.Done():
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if i := slices.Index(c.waiters, me); i >= 0 {
+			c.waiters = slices.Delete(c.waiters, i, i+1)
+		} else { // granted as it gave up: the slot goes to the next
+			e := <-me.granted
+			e.inFlight--
+			c.dispatch()
+		}
+		return nil, ctx.Err()
+	}
+}
+
+// free is the endpoint a new request goes to now (nil: none has a free slot, or every one that
+// has is backing off). Call with mu held.
+func (c *Client) free() *endpoint {
+	now := time.Now()
+	var pick *endpoint
+	for _, e := range c.endpoints {
+		if e.inFlight < c.cfg.MaxConcurrency && !e.until.After(now) && (pick == nil || e.inFlight < pick.inFlight) {
+			pick = e
+		}
+	}
+	return pick
+}
+
+// dispatch hands free slots to the waiters in order, and when slots are free but backing off,
+// sets the timer that dispatches again when the first backoff ends. Call with mu held.
+func (c *Client) dispatch() {
+	for len(c.waiters) > 0 {
+		e := c.free()
+		if e == nil {
+			break
+		}
+		first := 0
+		for i, w := range c.waiters {
+			if w.before(c.waiters[first]) {
+				first = i
+			}
+		}
+		w := c.waiters[first]
+		c.waiters = slices.Delete(c.waiters, first, first+1)
+		e.inFlight++
+		w.granted <- e
+	}
+	if len(c.waiters) == 0 {
+		return
+	}
+	var soonest time.Time
+	for _, e := range c.endpoints {
+		if e.inFlight < c.cfg.MaxConcurrency && e.until.After(time.Now()) && (soonest.IsZero() || e.until.Before(soonest)) {
+			soonest = e.until
+		}
+	}
+	if !soonest.IsZero() && c.timer == nil {
+		c.timer = time.AfterFunc(time.Until(soonest), func() {
+			c.mu.Lock()
+			c.timer = nil
+			c.dispatch()
+			c.mu.Unlock()
+		})
+	}
+}
+
+// release frees e's slot; a transient failure keeps new requests off e for pause.
+func (c *Client) release(e *endpoint, pause time.Duration) {
+	c.mu.Lock()
+	e.inFlight--
+	if pause > 0 {
+		e.until = time.Now().Add(pause)
+	}
+	c.dispatch()
+	c.mu.Unlock()
+}
 
 // Model is the served model's name the client was configured with.
 func (c *Client) Model() string { return c.cfg.Model }
@@ -228,10 +392,11 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (ChatResponse, error
 // reply: retrying cannot help) fail at once with the server's message. op names the call in
 // errors and logs.
 func (c *Client) Do(ctx context.Context, op, method, path string, body []byte, decode func(raw []byte) error) error {
+	defer cpuslot.Wait(ctx)()
 	var first time.Time
 	pause := c.cfg.BackoffInitial
 	for attempt := 1; ; attempt++ {
-		raw, err := c.attempt(ctx, method, c.base+path, body)
+		raw, err := c.attempt(ctx, method, path, body, pause)
 		if err == nil {
 			if err = decode(raw); err != nil && !errors.Is(err, ErrMalformed) {
 				err = fmt.Errorf("%w: %w", ErrMalformed, err)
@@ -255,14 +420,20 @@ func (c *Client) Do(ctx context.Context, op, method, path string, body []byte, d
 			return fmt.Errorf("%s: the server failed for %v after %d attempts (outage tolerance %v, attempts %s): %s",
 				op, failing.Round(time.Millisecond), attempt, c.cfg.Outage, attemptLimit(c.cfg.MaxAttempts), c.redact(err.Error()))
 		}
+		// The endpoint that failed backs off for pause; another that is up takes the retry at
+		// once, and with every endpoint backing off acquire waits for the first to come back.
 		wait := min(pause, c.cfg.Outage-now.Sub(first))
-		c.log.Warn(op+" failed; retrying", "attempt", attempt, "pause", wait, "error", c.redact(err.Error()))
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("%s: %w", op, ctx.Err())
+		if len(c.endpoints) == 1 {
+			c.log.Warn(op+" failed; retrying", "attempt", attempt, "pause", wait, "error", c.redact(err.Error()))
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return fmt.Errorf("%s: %w", op, ctx.Err())
+			}
+		} else {
+			c.log.Warn(op+" failed; retrying on the endpoint with the fewest requests in flight", "attempt", attempt, "endpoint pause", wait, "error", c.redact(err.Error()))
 		}
 		pause = min(2*pause, c.cfg.BackoffMax)
 	}
@@ -276,15 +447,23 @@ func attemptLimit(n int) string {
 	return fmt.Sprint(n)
 }
 
-// attempt is one HTTP exchange, holding a concurrency slot for its duration only; it returns
-// a 2xx reply's body.
-func (c *Client) attempt(ctx context.Context, method, url string, body []byte) ([]byte, error) {
-	select {
-	case c.slots <- struct{}{}:
-		defer func() { <-c.slots }()
-	case <-ctx.Done():
-		return nil, ctx.Err()
+// attempt is one HTTP exchange on the endpoint acquire picks, holding its slot for the
+// exchange only; it returns a 2xx reply's body. A transient failure keeps new requests off the
+// endpoint for pause (a single endpoint's pause is Do's own wait).
+func (c *Client) attempt(ctx context.Context, method, path string, body []byte, pause time.Duration) (raw []byte, err error) {
+	e, err := c.acquire(ctx)
+	if err != nil {
+		return nil, err
 	}
+	defer func() {
+		var he *HTTPError
+		failed := err != nil && ctx.Err() == nil && !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrRedirect) && (!errors.As(err, &he) || he.transient())
+		if !failed || len(c.endpoints) == 1 {
+			pause = 0
+		}
+		c.release(e, pause)
+	}()
+	url := e.base + path
 	actx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
 	var reader io.Reader
@@ -306,7 +485,7 @@ func (c *Client) attempt(ctx context.Context, method, url string, body []byte) (
 		return nil, err
 	}
 	defer hresp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(hresp.Body, MaxReplyBytes+1))
+	raw, err = io.ReadAll(io.LimitReader(hresp.Body, MaxReplyBytes+1))
 	if err != nil {
 		return nil, err
 	}

@@ -26,7 +26,7 @@ func FromConfig(c *config.Config) (*Executor, error) {
 	if err != nil {
 		return nil, err
 	}
-	client, err := NewClient(ClientConfig{BaseURL: o.BaseURL, Model: o.Model, APIKey: key, MaxConcurrency: o.MaxConcurrency,
+	client, err := NewClient(ClientConfig{BaseURL: o.BaseURL, Replicas: o.Replicas, Model: o.Model, APIKey: key, MaxConcurrency: o.MaxConcurrency,
 		Timeout: seconds(o.TimeoutSeconds), Outage: seconds(o.OutageSeconds), BackoffInitial: seconds(o.BackoffSeconds),
 		BackoffMax: seconds(o.BackoffMaxSeconds), DisableThinking: o.DisableThinking, BaseURLSetting: "executor.openai.base_url"})
 	if err != nil {
@@ -47,5 +47,5 @@ func FromConfig(c *config.Config) (*Executor, error) {
 	return New(Config{Temperature: c.Executor.Temperature, SendSeed: o.SendSeed, ContextWindow: o.ContextWindow,
 		TurnOutputTokens: c.Tools.TurnOutputTokens, FinalOutputReserve: c.Tools.FinalOutputReserve,
 		ResultChars: c.Tools.ResultChars, SearchTopK: s.TopK, PassageChars: s.PassageChars,
-		SearchReserve: seconds(s.TimeoutSeconds) + 5*time.Second}, client, sb, remote)
+		SearchReserve: seconds(s.TimeoutSeconds) + 5*time.Second, MeasureWall: !o.FixedWallClock}, client, sb, remote)
 }

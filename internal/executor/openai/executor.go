@@ -29,6 +29,10 @@ type Config struct {
 	SearchTopK         int     // passages a search returns
 	PassageChars       int     // a passage is cut to this many characters
 	SearchReserve      time.Duration
+	// MeasureWall charges each call's and tool's measured wall time to the budget, as the
+	// reference does; false charges none, so that a run's files do not depend on the server's
+	// latency (executor.openai.fixed_wall_clock).
+	MeasureWall bool
 }
 
 // Executor runs agents on a Chat Completions server. It is safe for concurrent use: every
@@ -50,6 +54,10 @@ func New(cfg Config, client *Client, sb *sandbox.Sandbox, remote search.Searcher
 	}
 	return &Executor{cfg: cfg, client: client, sandbox: sb, remote: remote, graders: tasks.NewGraders(sb)}, nil
 }
+
+// CodeRuns is how many code grades ran the sandbox; an output graded again after a decision
+// that did not change it is answered from the graders' kept grades.
+func (e *Executor) CodeRuns() int64 { return e.graders.CodeRuns() }
 
 // Begin opens an episode. Families scored by an environment harness (ALFWorld, WebShop,
 // SWE-bench Verified) have none here and are refused, naming the family.
@@ -147,8 +155,15 @@ func (s *Session) generate(ctx context.Context, prompt string, maxTokens int64, 
 	}
 	began := time.Now()
 	resp, err := s.e.client.Chat(ctx, req)
-	ms := min(time.Since(began).Milliseconds(), wallCap)
-	return resp, ms, err
+	return resp, min(s.wall(time.Since(began)), wallCap), err
+}
+
+// wall is the wall time d charged to the budget: d, or none with MeasureWall off.
+func (s *Session) wall(d time.Duration) int64 {
+	if !s.e.cfg.MeasureWall {
+		return 0
+	}
+	return d.Milliseconds()
 }
 
 // callSeed is the seed of one call: the node execution seed on the first turn, a hash of it

@@ -288,9 +288,22 @@ func TestMissingUsageIsEstimatedAndMarked(t *testing.T) {
 	}
 }
 
+// TestConcurrencyIsBoundedAndReached: 256 callers at once never put more than the limit of 64
+// in flight, and do reach it: every reply waits until 64 are in flight (or 20 s have passed,
+// which only a client that cannot reach the limit makes happen).
 func TestConcurrencyIsBoundedAndReached(t *testing.T) {
-	f := newFake(t, func(int64, wireRequest) reply {
-		return reply{200, completion("ok", "stop", true), 30 * time.Millisecond}
+	full := make(chan struct{})
+	var once sync.Once
+	var f *fakeServer
+	f = newFake(t, func(int64, wireRequest) reply {
+		if f.inFlight.Load() >= 64 {
+			once.Do(func() { close(full) })
+		}
+		select {
+		case <-full:
+		case <-time.After(20 * time.Second):
+		}
+		return reply{200, completion("ok", "stop", true), 0}
 	})
 	c := testClient(t, f.URL, nil)
 	var wg sync.WaitGroup
@@ -337,7 +350,7 @@ func testSandbox(t testing.TB) *sandbox.Sandbox {
 }
 
 var testConfig = Config{Temperature: 0.3, SendSeed: true, ContextWindow: 32768, TurnOutputTokens: 4096, FinalOutputReserve: 1024,
-	ResultChars: 2000, SearchTopK: 3, PassageChars: 600, SearchReserve: 35 * time.Second}
+	ResultChars: 2000, SearchTopK: 3, PassageChars: 600, SearchReserve: 35 * time.Second, MeasureWall: true}
 
 func fixture(t testing.TB, id string) tasks.Task {
 	ts, err := tasks.ReadJSONL("../../tasks/testdata/tasks.jsonl")

@@ -401,7 +401,7 @@ type toolRun struct {
 func (s *Session) runTool(ctx context.Context, c toolCall) (toolRun, error) {
 	if c.tool == "python" {
 		res := s.e.sandbox.Run(ctx, c.argument)
-		return toolRun{executor.ToolCall{Tool: "python", Status: res.Status, Result: res.Text(s.e.sandbox.Limits().Wall)}, res.Wall.Milliseconds()}, nil
+		return toolRun{executor.ToolCall{Tool: "python", Status: res.Status, Result: res.Text(s.e.sandbox.Limits().Wall)}, s.wall(res.Wall)}, nil
 	}
 	errCall := func(msg string) toolRun {
 		return toolRun{call: executor.ToolCall{Tool: "search", Status: sandbox.StatusToolError, Result: "Search error: " + msg}}
@@ -415,7 +415,7 @@ func (s *Session) runTool(ctx context.Context, c toolCall) (toolRun, error) {
 	}
 	began := time.Now()
 	hits, err := sr.Search(ctx, c.argument)
-	ms := time.Since(began).Milliseconds()
+	ms := s.wall(time.Since(began))
 	var qe *search.QueryError
 	switch {
 	case errors.Is(err, search.ErrBreakerOpen):

@@ -24,13 +24,15 @@ type VLLM struct {
 	client *openai.Client
 }
 
-// NewVLLM scores with the vLLM server behind client, whose base URL is the server root
+// NewVLLM scores with the vLLM server behind client, whose base URLs are server roots
 // (http://127.0.0.1:8000, not …/v1) and whose model is the name the server serves the model under
 // (vLLM's --served-model-name, else the model path).
 func NewVLLM(client *openai.Client) (*VLLM, error) {
-	if root := client.BaseURL(); strings.HasSuffix(root, "/v1") {
-		return nil, fmt.Errorf("vllm: the base URL %s ends in /v1: give the server root (%s), for vLLM serves /tokenize there and the OpenAI routes under /v1",
-			root, strings.TrimSuffix(root, "/v1"))
+	for _, root := range client.Endpoints() {
+		if strings.HasSuffix(root, "/v1") {
+			return nil, fmt.Errorf("vllm: the base URL %s ends in /v1: give the server root (%s), for vLLM serves /tokenize there and the OpenAI routes under /v1",
+				root, strings.TrimSuffix(root, "/v1"))
+		}
 	}
 	return &VLLM{client: client}, nil
 }

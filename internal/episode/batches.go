@@ -9,17 +9,20 @@ import (
 	"github.com/evosteer/evosteer-go/gpu"
 )
 
-// waves batches the network work of the episodes in flight. Each episode asks for one thing at
+// batches scores the network work of the episodes in flight. Each episode asks for one thing at
 // a time — the published value head's estimate of its state, or the policy's log-probabilities
-// over its legal actions — and waits. A batch is scored when every episode still running has
-// asked, so batch n holds exactly the n-th question of every episode still running: the batches,
-// and every bit of their results, depend on the episodes alone, never on goroutine timing.
-type waves struct {
+// over its legal actions — and waits. A question is scored at once when the network is idle;
+// questions that arrive while a batch is being scored form the next batch. No episode waits
+// for another to ask, so a slow executor call delays its own episode only. The batches depend
+// on timing, but no answer does: the network scores every row alone (gpu's batch-invariance
+// tests: a row's scores are bit-identical alone and in any batch), so outputs are the same for
+// any latency order.
+type batches struct {
 	learner *gpu.Learner
 	engine  *gpu.Engine
 
 	mu      sync.Mutex
-	active  int // episodes that still ask
+	busy    bool // a batch is being scored; its scorer takes the pending ones next
 	pending []*question
 }
 
@@ -32,7 +35,7 @@ const (
 
 // question is one episode's request; the answer fields are set before done closes.
 type question struct {
-	order int // the episode's job index: batches are scored in job order
+	order int // the episode's job index: a batch is scored in job order
 	kind  questionKind
 	value []float32     // askValue: the value head's input
 	row   gpu.PolicyRow // askPolicy: the network's input
@@ -45,49 +48,37 @@ type question struct {
 	done chan struct{}
 }
 
-func newWaves(l *gpu.Learner, e *gpu.Engine, episodes int) *waves {
-	return &waves{learner: l, engine: e, active: episodes}
-}
+func newBatches(l *gpu.Learner, e *gpu.Engine) *batches { return &batches{learner: l, engine: e} }
 
-// ask submits q and waits for its answer.
-func (w *waves) ask(q *question) error {
+// ask submits q and waits for its answer. The asker that finds the network idle scores the
+// pending batches until none is left.
+func (b *batches) ask(q *question) error {
 	q.done = make(chan struct{})
-	w.mu.Lock()
-	w.pending = append(w.pending, q)
-	batch := w.takeIfComplete()
-	w.mu.Unlock()
-	if batch != nil {
-		w.score(batch)
+	b.mu.Lock()
+	b.pending = append(b.pending, q)
+	if b.busy {
+		b.mu.Unlock()
+		<-q.done
+		return q.err
 	}
+	b.busy = true
+	for len(b.pending) > 0 {
+		batch := b.pending
+		b.pending = nil
+		b.mu.Unlock()
+		b.score(batch)
+		b.mu.Lock()
+	}
+	b.busy = false
+	b.mu.Unlock()
 	<-q.done
 	return q.err
 }
 
-// leave is called once by every episode that asks, when it has finished.
-func (w *waves) leave() {
-	w.mu.Lock()
-	w.active--
-	batch := w.takeIfComplete()
-	w.mu.Unlock()
-	if batch != nil {
-		w.score(batch)
-	}
-}
-
-// takeIfComplete takes the pending questions when every running episode has asked. Call with mu held.
-func (w *waves) takeIfComplete() []*question {
-	if len(w.pending) == 0 || len(w.pending) < w.active {
-		return nil
-	}
-	b := w.pending
-	w.pending = nil
-	return b
-}
-
 // score answers one batch: the value questions in one call of the published head, the policy
 // questions in one call of the network, each in job order.
-func (w *waves) score(batch []*question) {
-	slices.SortFunc(batch, func(a, b *question) int { return cmp.Or(cmp.Compare(a.kind, b.kind), cmp.Compare(a.order, b.order)) })
+func (b *batches) score(batch []*question) {
+	slices.SortFunc(batch, func(x, y *question) int { return cmp.Or(cmp.Compare(x.kind, y.kind), cmp.Compare(x.order, y.order)) })
 	var values, policies []*question
 	for _, q := range batch {
 		if q.kind == askValue {
@@ -106,7 +97,7 @@ func (w *waves) score(batch []*question) {
 		for i, q := range values {
 			x[i] = q.value
 		}
-		v, err := w.learner.Published.Predict(w.engine, x)
+		v, err := b.learner.Published.Predict(b.engine, x)
 		if err != nil {
 			fail(values, fmt.Errorf("value head: %w", err))
 		} else {
@@ -120,7 +111,7 @@ func (w *waves) score(batch []*question) {
 		for i, q := range policies {
 			rows[i] = q.row
 		}
-		s, err := w.learner.Policy.Score(w.engine, rows)
+		s, err := b.learner.Policy.Score(b.engine, rows)
 		if err != nil {
 			fail(policies, fmt.Errorf("policy network: %w", err))
 		} else {
