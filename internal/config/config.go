@@ -206,17 +206,23 @@ type Executor struct {
 
 // OpenAI configures the OpenAI-compatible Chat Completions backend.
 type OpenAI struct {
-	BaseURL           string  `yaml:"base_url" json:"base_url"`
-	Model             string  `yaml:"model" json:"model"`
-	APIKeyEnv         string  `yaml:"api_key_env" json:"api_key_env"`
-	MaxConcurrency    int     `yaml:"max_concurrency" json:"max_concurrency"`
-	TimeoutSeconds    float64 `yaml:"timeout_seconds" json:"timeout_seconds"`
-	OutageSeconds     float64 `yaml:"outage_seconds" json:"outage_seconds"`
-	BackoffSeconds    float64 `yaml:"backoff_seconds" json:"backoff_seconds"`
-	BackoffMaxSeconds float64 `yaml:"backoff_max_seconds" json:"backoff_max_seconds"`
-	SendSeed          bool    `yaml:"send_seed" json:"send_seed"`
-	DisableThinking   bool    `yaml:"disable_thinking" json:"disable_thinking"`
-	ContextWindow     int64   `yaml:"context_window" json:"context_window"`
+	BaseURL           string   `yaml:"base_url" json:"base_url"`
+	Replicas          []string `yaml:"replicas" json:"replicas,omitempty"` // more base URLs of the same model, balanced by requests in flight
+	Model             string   `yaml:"model" json:"model"`
+	APIKeyEnv         string   `yaml:"api_key_env" json:"api_key_env"`
+	MaxConcurrency    int      `yaml:"max_concurrency" json:"max_concurrency"`
+	TimeoutSeconds    float64  `yaml:"timeout_seconds" json:"timeout_seconds"`
+	OutageSeconds     float64  `yaml:"outage_seconds" json:"outage_seconds"`
+	BackoffSeconds    float64  `yaml:"backoff_seconds" json:"backoff_seconds"`
+	BackoffMaxSeconds float64  `yaml:"backoff_max_seconds" json:"backoff_max_seconds"`
+	SendSeed          bool     `yaml:"send_seed" json:"send_seed"`
+	DisableThinking   bool     `yaml:"disable_thinking" json:"disable_thinking"`
+	ContextWindow     int64    `yaml:"context_window" json:"context_window"`
+	// FixedWallClock charges no wall time for calls and tools, so a run's files are the same
+	// whatever order replies arrive in; false charges what was measured, as the reference does
+	// (a run then depends on the server's latency). Omitted when false, so configurations
+	// written before it keep their hash.
+	FixedWallClock bool `yaml:"fixed_wall_clock" json:"fixed_wall_clock,omitempty"`
 }
 
 // Reference names the run's ρ, for tables and reports: the served model, or the calibrated prior.
@@ -232,15 +238,16 @@ func (c *Config) Reference() string {
 // the model's chat template, its masked likelihood over the legal set (docs/SERVED-REFERENCE.md).
 // It has no defaults in pipeline.yaml: an overlay that sets it sets every key.
 type ServedReference struct {
-	Dialect        string  `yaml:"dialect" json:"dialect"`   // sglang | vllm
-	BaseURL        string  `yaml:"base_url" json:"base_url"` // the server root (no /v1)
-	Model          string  `yaml:"model" json:"model"`       // the served model's name
-	APIKeyEnv      string  `yaml:"api_key_env" json:"api_key_env"`
-	Template       string  `yaml:"template" json:"template"` // the chat template: qwen3
-	MaxConcurrency int     `yaml:"max_concurrency" json:"max_concurrency"`
-	TimeoutSeconds float64 `yaml:"timeout_seconds" json:"timeout_seconds"`
-	OutageSeconds  float64 `yaml:"outage_seconds" json:"outage_seconds"`
-	CacheDecisions int     `yaml:"cache_decisions" json:"cache_decisions"` // decisions (and action texts) whose scores are kept
+	Dialect        string   `yaml:"dialect" json:"dialect"`                       // sglang | vllm
+	BaseURL        string   `yaml:"base_url" json:"base_url"`                     // the server root (no /v1)
+	Replicas       []string `yaml:"replicas,omitempty" json:"replicas,omitempty"` // more server roots of the same model
+	Model          string   `yaml:"model" json:"model"`                           // the served model's name
+	APIKeyEnv      string   `yaml:"api_key_env" json:"api_key_env"`
+	Template       string   `yaml:"template" json:"template"` // the chat template: qwen3
+	MaxConcurrency int      `yaml:"max_concurrency" json:"max_concurrency"`
+	TimeoutSeconds float64  `yaml:"timeout_seconds" json:"timeout_seconds"`
+	OutageSeconds  float64  `yaml:"outage_seconds" json:"outage_seconds"`
+	CacheDecisions int      `yaml:"cache_decisions" json:"cache_decisions"` // decisions (and action texts) whose scores are kept
 	// RescoreSample is the share of a step's scored decisions (the prompts table's rows) rescore
 	// re-queries, a fixed subset drawn from the stage seed (0: none); DriftTolerance the largest
 	// |Δ log ρ| in nats between the rollout's and rescore's scores of a legal action before

@@ -223,7 +223,9 @@ func (c *Config) validate(name string, file *ast.File) error {
 		k.intIn("served_reference.cache_decisions", int64(sr.CacheDecisions), 1, 1_000_000, "decisions whose scores are held in memory")
 		k.floatIn("served_reference.rescore_sample", sr.RescoreSample, 0, 1, false, false)
 		k.positive("served_reference.drift_tolerance", sr.DriftTolerance)
+		k.replicas("served_reference.replicas", sr.BaseURL, sr.Replicas)
 	}
+	k.replicas("executor.openai.replicas", c.Executor.OpenAI.BaseURL, c.Executor.OpenAI.Replicas)
 	k.oneOf("executor.backend", c.Executor.Backend, "sim", "openai")
 	k.nonNegative("executor.temperature", c.Executor.Temperature)
 	k.executorTools(c)
@@ -251,4 +253,19 @@ func (c *Config) validate(name string, file *ast.File) error {
 		seenAbl[ab] = true
 	}
 	return errors.Join(k.errs...)
+}
+
+// replicas checks a list of more endpoints of base: each an http(s) URL, none listed twice.
+func (k *checker) replicas(key, base string, urls []string) {
+	seen := map[string]bool{strings.TrimRight(base, "/"): true}
+	for i, u := range urls {
+		switch trimmed := strings.TrimRight(u, "/"); {
+		case !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://"):
+			k.fail(fmt.Sprintf("%s[%d]", key, i), "%q must start with http:// or https://", u)
+		case seen[trimmed]:
+			k.fail(fmt.Sprintf("%s[%d]", key, i), "%q is listed twice (with the base URL or another replica)", u)
+		default:
+			seen[trimmed] = true
+		}
+	}
 }
