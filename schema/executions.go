@@ -1,8 +1,8 @@
 package schema
 
 // Executions has one row per agent execution (written by rollout, for
-// offline inspection).
-var Executions = declare("executions", 1,
+// offline inspection and the cost accounting of sql/costs.sql).
+var Executions = declare("executions", 2,
 	field("episode_id", utf8),
 	field("t", i32),          // decision after which it ran
 	field("exec_index", i32), // order within the decision
@@ -21,6 +21,7 @@ var Executions = declare("executions", 1,
 	field("tool_calls", i64),
 	field("wall_ms", i64),
 	field("tool_statuses", listOf(utf8)), // one status per tool call
+	field("usage_estimated", boolean),    // the client estimated tokens_in/out: the server reported no usage for at least one of its model calls
 ).with(
 	atLeast(0, "t", "exec_index", "tokens_in", "tokens_out", "model_calls", "tool_calls", "wall_ms"),
 )
@@ -45,4 +46,7 @@ type ExecutionRow struct {
 	ToolCalls     int64    `arrow:"tool_calls"`
 	WallMS        int64    `arrow:"wall_ms"`
 	ToolStatuses  []string `arrow:"tool_statuses"`
+	// UsageEstimated is executor.Usage.Estimated: the counts are the client's estimate
+	// (about four characters a token), not the server's.
+	UsageEstimated bool `arrow:"usage_estimated"`
 }

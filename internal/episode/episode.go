@@ -308,7 +308,7 @@ func executionRowOf(episodeID string, t int32, x orchestra.ExecutionRecord) sche
 		Skills: append([]string{}, x.Skills...), Prompt: x.Prompt, Output: res.Output, Status: res.Status,
 		FailureKind: schema.NullIfZero(res.FailureKind), AnswerPresent: res.AnswerPresent,
 		TokensIn: res.Usage.TokensIn, TokensOut: res.Usage.TokensOut, ModelCalls: res.Usage.ModelCalls,
-		ToolCalls: res.Usage.ToolCalls, WallMS: res.Usage.WallMS, ToolStatuses: []string{}}
+		ToolCalls: res.Usage.ToolCalls, WallMS: res.Usage.WallMS, ToolStatuses: []string{}, UsageEstimated: res.Usage.Estimated}
 	if res.AnswerPresent && textrules.AnswerPresent(res.Output) {
 		row.Answer = schema.NullIfZero(textrules.NormalizedAnswer(res.Output))
 	}
