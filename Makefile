@@ -75,12 +75,22 @@ probe: build
 
 ## served-demo: a run whose ρ is a served model, end to end on the fake engine (cmd/fake-engine,
 ## SGLang's dialect, loopback): init, train SERVED_STEPS steps, eval 1 run, report, in $(SERVED_RUN)
-SERVED_RUN   ?= runs/served-demo
-SERVED_STEPS ?= 3
-.PHONY: served-demo
+## (made afresh), the agents on SERVED_EXECUTOR (sim: the simulated world; openai: the fake engine's
+## chat completions on configs/demo-tasks.jsonl); then checks the prompts tables against the
+## prompts the engine scored
+SERVED_RUN        ?= runs/served-demo
+SERVED_STEPS      ?= 3
+SERVED_EXECUTOR   ?= sim
+SERVED_OPENAI_RUN ?= runs/served-demo-openai
+.PHONY: served-demo served-demo-openai
 served-demo: build
 	$(GO) build -o bin/fake-engine ./cmd/fake-engine
-	scripts/served-demo.sh $(BIN) bin/fake-engine $(SERVED_RUN) $(SERVED_STEPS)
+	scripts/served-demo.sh $(BIN) bin/fake-engine $(SERVED_RUN) $(SERVED_STEPS) $(SERVED_EXECUTOR)
+
+## served-demo-openai: served-demo with the agents on the fake engine too, through the Chat
+## Completions executor (executor.backend openai), in $(SERVED_OPENAI_RUN)
+served-demo-openai:
+	$(MAKE) --no-print-directory served-demo SERVED_EXECUTOR=openai SERVED_RUN=$(SERVED_OPENAI_RUN)
 
 ## report: the HTML and Markdown report of $(RUN) ($(RUN)/report/index.html, report.md, PNGs)
 .PHONY: report

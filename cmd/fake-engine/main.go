@@ -1,7 +1,10 @@
 // Command fake-engine serves the test suite's exact tiny language model
 // (internal/executor/scoring/fakeengine) in SGLang's or vLLM's dialect on a loopback port, so a
 // served reference can be tried end to end without weights or a GPU (`make served-demo`). It
-// answers scoring and tokenize requests only; it is a fixture, not a model server.
+// answers scoring and tokenize requests, and chat completions at /v1/chat/completions with
+// deterministic "Answer: X" replies (fakeengine.Chat) so agents can run on it too (`make
+// served-demo-openai`); it is a fixture, not a model server. With -log FILE it writes one JSON
+// line per scoring request's prompt and per chat completion it answers (fakeengine.RequestLog).
 package main
 
 import (
@@ -32,14 +35,24 @@ func serve() error {
 	model := flag.String("model", "fake/qwen", "the model name the server serves")
 	listen := flag.String("listen", "127.0.0.1:0", "the loopback address to listen on (port 0: any free port)")
 	urlFile := flag.String("url-file", "", "write the server's base URL to this file once it listens")
+	logFile := flag.String("log", "", "write one JSON line per scoring request's prompt (its sha256) and per chat completion answered to this file (created or truncated)")
 	flag.Parse()
+	var reqLog *fakeengine.RequestLog
+	if *logFile != "" {
+		f, err := os.Create(*logFile)
+		if err != nil {
+			return fmt.Errorf("-log: %w", err)
+		}
+		defer f.Close()
+		reqLog = fakeengine.NewRequestLog(f)
+	}
 	var handler http.Handler
 	m := fakeengine.Model{Name: *model}
 	switch *dialect {
 	case "sglang":
-		handler = fakeengine.NewSGLang(m, fakeengine.SGLangOptions{})
+		handler = fakeengine.NewSGLang(m, fakeengine.SGLangOptions{Log: reqLog})
 	case "vllm":
-		handler = fakeengine.NewVLLM(m, fakeengine.VLLMOptions{})
+		handler = fakeengine.NewVLLM(m, fakeengine.VLLMOptions{Log: reqLog})
 	default:
 		return fmt.Errorf("-dialect %q: want sglang or vllm", *dialect)
 	}
@@ -64,7 +77,9 @@ func serve() error {
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	down := make(chan struct{})
 	go func() {
+		defer close(down)
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -72,6 +87,10 @@ func serve() error {
 	}()
 	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return err
+	}
+	<-down // the requests in flight are answered (and logged) before the log closes
+	if err := reqLog.Err(); err != nil {
+		return fmt.Errorf("-log %s: %w", *logFile, err)
 	}
 	return nil
 }

@@ -76,3 +76,19 @@ func (m Model) Continuation(prompt, cont []int) []float64 {
 	}
 	return out
 }
+
+// Decode is the text of token ids: each special token's spelling, each byte token's byte. It
+// inverts Tokenize: Decode(m.Tokenize(s)) == s for every s. An id outside the vocabulary
+// (which the servers refuse before decoding) is skipped.
+func (Model) Decode(ids []int) string {
+	var b strings.Builder
+	for _, id := range ids {
+		switch {
+		case id >= 0 && id < len(Specials):
+			b.WriteString(Specials[id])
+		case id >= len(Specials) && id < VocabSize:
+			b.WriteByte(byte(id - len(Specials)))
+		}
+	}
+	return b.String()
+}

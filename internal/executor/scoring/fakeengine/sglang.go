@@ -26,15 +26,17 @@ const (
 // SGLangOptions configures the fake SGLang server.
 type SGLangOptions struct {
 	Fault      SGLangFault
-	FaultAfter int // the fault hits only the /generate requests after the first FaultAfter
-	Fail500s   int // the first Fail500s /generate requests answer HTTP 500
+	FaultAfter int         // the fault hits only the /generate requests after the first FaultAfter
+	Fail500s   int         // the first Fail500s /generate requests answer HTTP 500
+	Log        *RequestLog // the scoring and chat requests answered (nil: none logged)
 }
 
 // SGLangServer serves Model in SGLang's native dialect, with the request and reply shapes of
 // sgl-project/sglang (python/sglang/srt/entrypoints/http_server.py, managers/io_struct.py,
 // entrypoints/openai/protocol.py, the scheduler's input log-prob processing): POST /tokenize,
 // POST /generate with batched input_ids and return_logprob, GET /get_model_info and GET
-// /v1/models. It counts the /generate requests it receives and records the texts it tokenises.
+// /v1/models, and POST /v1/chat/completions (Chat). It counts the /generate requests it receives
+// and records the texts it tokenises.
 type SGLangServer struct {
 	model     Model
 	opts      SGLangOptions
@@ -73,6 +75,8 @@ func (s *SGLangServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.tokenize(w, r)
 	case r.URL.Path == "/generate" && (r.Method == http.MethodPost || r.Method == http.MethodPut):
 		s.generate(w, r)
+	case r.URL.Path == "/v1/chat/completions":
+		Chat{Model: s.model, Log: s.opts.Log}.ServeHTTP(w, r)
 	case r.URL.Path == "/get_model_info" && r.Method == http.MethodGet:
 		sglangJSON(w, http.StatusOK, map[string]any{"model_path": s.model.Name, "tokenizer_path": s.model.Name,
 			"is_generation": true, "preferred_sampling_params": nil, "weight_version": "default"})
@@ -173,6 +177,11 @@ func (s *SGLangServer) generate(w http.ResponseWriter, r *http.Request) {
 			meta["output_token_logprobs"] = [][]any{{s.model.LogProb(ids, next), next, nil}}
 		}
 		items[i] = map[string]any{"text": "", "output_ids": []int{next}, "meta_info": meta}
+	}
+	if req.ReturnLogprob {
+		// Every item's prompt is its ids up to and including logprob_start_len, the position of
+		// the prompt's last token (internal/executor/scoring's SGLang).
+		s.opts.Log.scoring(s.model, "sglang", req.InputIDs, start+1)
 	}
 	sglangJSON(w, http.StatusOK, items)
 }

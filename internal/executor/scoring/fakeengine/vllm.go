@@ -45,15 +45,17 @@ func (f VLLMFault) String() string {
 
 // VLLMOptions are the faults a VLLMServer injects.
 type VLLMOptions struct {
-	Fault VLLMFault // what is wrong with every /v1/completions reply
-	Fail  int       // the first Fail requests, to any endpoint, get HTTP 500
+	Fault VLLMFault   // what is wrong with every /v1/completions reply
+	Fail  int         // the first Fail requests, to any endpoint, get HTTP 500
+	Log   *RequestLog // the scoring and chat requests answered (nil: none logged)
 }
 
 // VLLMServer serves a Model in vLLM's dialect, with vLLM's reply shapes: GET /v1/models, POST
-// /tokenize (at the root, as vLLM serves it) and POST /v1/completions with a batch of token-id
-// prompts and prompt_logprobs 0. It counts the requests it receives by path. Where vLLM would
-// refuse a request (an unknown model, an id outside the vocabulary) it answers vLLM's error body;
-// it serves prompt_logprobs 0 only and no generation beyond one greedy token.
+// /tokenize (at the root, as vLLM serves it), POST /v1/completions with a batch of token-id
+// prompts and prompt_logprobs 0, and POST /v1/chat/completions (Chat). It counts the requests
+// it receives by path. Where vLLM would refuse a request (an unknown model, an id outside the
+// vocabulary) it answers vLLM's error body; it serves prompt_logprobs 0 only and no generation
+// beyond one greedy token.
 type VLLMServer struct {
 	m    Model
 	opts VLLMOptions
@@ -101,6 +103,8 @@ func (s *VLLMServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.tokenize(w, r)
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/completions":
 		s.completions(w, r)
+	case r.URL.Path == "/v1/chat/completions":
+		Chat{Model: s.m, Log: s.opts.Log}.ServeHTTP(w, r)
 	default:
 		vllmError(w, http.StatusNotFound, "Not Found")
 	}
@@ -209,6 +213,9 @@ func (s *VLLMServer) completions(w http.ResponseWriter, r *http.Request) {
 			choices[i].PromptLogprobs = s.promptLogprobs(seq)
 		}
 	}
+	if req.PromptLogprobs != nil {
+		s.opts.Log.scoring(s.m, "vllm", req.Prompt, vllmPromptLen(req.Prompt))
+	}
 	choices = vllmInject(s.opts.Fault, choices, req.Prompt[len(req.Prompt)-1])
 	vllmWriteJSON(w, map[string]any{
 		"id": "cmpl-fake", "object": "text_completion", "created": time.Now().Unix(), "model": s.m.Name,
@@ -216,6 +223,36 @@ func (s *VLLMServer) completions(w http.ResponseWriter, r *http.Request) {
 		"usage":              map[string]any{"prompt_tokens": promptTokens, "total_tokens": promptTokens + len(choices), "completion_tokens": len(choices), "prompt_tokens_details": nil},
 		"kv_transfer_params": nil,
 	})
+}
+
+// generationPromptEnd is the end of the Qwen3 template's generation prompt, "</think>\n\n" in
+// Model's tokens: where internal/executor/scoring's Qwen3 prompt ends and a candidate begins.
+var generationPromptEnd = []int{4, len(Specials) + '\n', len(Specials) + '\n'}
+
+// vllmPromptLen is the length of the prompt the sequences of a scoring batch start with, for the
+// request log. A vLLM request carries prompt+continuation sequences with no boundary between
+// the two (internal/executor/scoring's VLLM): the prompt is taken as the sequences' longest
+// common prefix, leaving every sequence a token, cut after the last generation-prompt end
+// within it where there is one (candidates that share their first tokens would otherwise
+// lengthen it).
+func vllmPromptLen(batch [][]int) int {
+	n := len(batch[0]) - 1
+	for _, seq := range batch[1:] {
+		n = min(n, len(seq)-1)
+		for i := range n {
+			if seq[i] != batch[0][i] {
+				n = i
+				break
+			}
+		}
+	}
+	end := len(generationPromptEnd)
+	for k := n; k >= end; k-- {
+		if slices.Equal(batch[0][k-end:k], generationPromptEnd) {
+			return k
+		}
+	}
+	return n
 }
 
 // vllmChoice is vLLM's CompletionResponseChoice.
