@@ -33,6 +33,8 @@ type Config struct {
 	Comparison   Comparison        `yaml:"comparison" json:"comparison"`
 	Ablations    []string          `yaml:"ablations" json:"ablations"`
 	Sim          Sim               `yaml:"sim" json:"sim"`
+	// Costs prices tokens for the report (costs.go); omitted at its default (no prices).
+	Costs Costs `yaml:"costs,omitempty" json:"costs,omitzero"`
 	// Served makes ρ a served language model in place of reference_prior
 	// (docs/SERVED-REFERENCE.md); absent by default, and omitted when absent so that
 	// configurations without it keep their hash.
@@ -89,6 +91,12 @@ type Admission struct {
 	RetirementInterval     int     `yaml:"retirement_interval" json:"retirement_interval"`
 	AllowRepeatedTasks     bool    `yaml:"allow_repeated_tasks" json:"allow_repeated_tasks"`
 	FixedCountK            int     `yaml:"fixed_count_k" json:"fixed_count_k"`
+	// UndecidedWhenExhausted ends a comparison that can receive no further eligible pair
+	// (every training task of its family already used for a pair of it, tasks not repeating)
+	// with an "undecided" ledger event, which frees a candidate's slot (METHOD.md §5.6). Off
+	// by default, the release's behaviour (the comparison stays open); omitted from the
+	// canonical JSON and run.yaml when false, so that configurations without it keep their hash.
+	UndecidedWhenExhausted bool `yaml:"undecided_when_exhausted,omitempty" json:"undecided_when_exhausted,omitempty"`
 }
 
 // Author configures the skill author windows.

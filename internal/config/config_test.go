@@ -177,3 +177,19 @@ func TestAblate(t *testing.T) {
 		t.Fatal("ablations do not change the configuration hash")
 	}
 }
+
+// TestUndecidedWhenExhaustedKeepsTheHash: the rule's key is omitted at its default, so the
+// default configuration keeps its hash and canonical JSON; switching it on changes the hash.
+func TestUndecidedWhenExhaustedKeepsTheHash(t *testing.T) {
+	def, _ := Default()
+	if strings.Contains(string(def.canonicalJSON()), "undecided_when_exhausted") || strings.Contains(string(def.YAML()), "undecided_when_exhausted") {
+		t.Fatal("admission.undecided_when_exhausted is written at its default")
+	}
+	on, err := Load(write(t, "admission:\n  undecided_when_exhausted: true\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !on.Admission.UndecidedWhenExhausted || on.SHA256() == def.SHA256() {
+		t.Fatalf("undecided_when_exhausted: true: parsed %v, hash unchanged %v", on.Admission.UndecidedWhenExhausted, on.SHA256() == def.SHA256())
+	}
+}
