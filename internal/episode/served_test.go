@@ -41,11 +41,18 @@ func servedJobs(cfg *config.Config) []Job {
 // and returns the episodes and the engine.
 func playServed(t *testing.T) ([]Played, *fakeengine.SGLangServer) {
 	t.Helper()
-	cfg, l, eng := untrained(t)
 	fake := fakeengine.NewSGLang(fakeengine.Model{Name: "fake/qwen"}, fakeengine.SGLangOptions{})
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
-	servedConfig(cfg, srv.URL, "fake/qwen")
+	return playServedJobs(t, func(cfg *config.Config) { servedConfig(cfg, srv.URL, "fake/qwen") }), fake
+}
+
+// playServedJobs plays servedJobs with the untrained learner on the simulated executor, the
+// default configuration changed by configure.
+func playServedJobs(t *testing.T, configure func(*config.Config)) []Played {
+	t.Helper()
+	cfg, l, eng := untrained(t)
+	configure(cfg)
 	exec, err := NewExecutor(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +61,7 @@ func playServed(t *testing.T) ([]Played, *fakeengine.SGLangServer) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return played, fake
+	return played
 }
 
 // TestServedReferenceIsRho: with served_reference set, every decision's ρ logits are the served
@@ -246,16 +253,7 @@ func TestControllerTokensAreCountedAsSent(t *testing.T) {
 // charge is the simulated one, named so, with no request sent, and the budget's totals are
 // still the agents' plus the controller's.
 func TestThePriorsControllerChargeIsNamedEstimated(t *testing.T) {
-	cfg, l, eng := untrained(t)
-	exec, err := NewExecutor(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	played, err := Play(context.Background(), cfg, exec, l, eng, servedJobs(cfg), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range played {
+	for _, p := range playServedJobs(t, func(*config.Config) {}) {
 		e := p.Episode
 		switch {
 		case e.ControllerCount != schema.ControllerCountEstimated || e.ControllerRequests != 0 || e.ControllerTokensSent != 0 || len(p.Prompts) != 0:
