@@ -172,7 +172,7 @@ func callSeed(nodeSeed uint64, turn int) int64 {
 	if turn > 1 {
 		nodeSeed = seed.Derive(nodeSeed, "turn", strconv.Itoa(turn))
 	}
-	return int64(nodeSeed & (1<<31 - 1))
+	return RequestSeed(nodeSeed)
 }
 
 // Grade scores the output node's text with the task's grader.
