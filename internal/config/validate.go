@@ -208,6 +208,8 @@ func (c *Config) validate(name string, file *ast.File) error {
 	k.intIn("rollout.workers", int64(c.Rollout.Workers), 0, 4096, "episodes run at once, each with its own goroutine and state")
 	k.floatIn("rollout.max_unhealthy_share", c.Rollout.MaxUnhealthyShare, 0, 1, false, false)
 
+	k.validateCosts(c.Costs)
+
 	if sr := c.Served; sr != nil {
 		k.oneOf("served_reference.dialect", sr.Dialect, "sglang", "vllm")
 		if !strings.HasPrefix(sr.BaseURL, "http://") && !strings.HasPrefix(sr.BaseURL, "https://") {
