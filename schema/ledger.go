@@ -8,7 +8,7 @@ package schema
 // `evosteer sql`). Most columns apply to some events only, hence nullable.
 var Ledger = declare("ledger", 1,
 	field("seq", i64),    // global event sequence number, 1, 2, ... over the whole log
-	field("event", utf8), // proposal register pair look promote retire retain defer defer_capacity supersede close
+	field("event", utf8), // proposal register pair look promote retire retain defer defer_capacity undecided supersede close
 	nullable("skill_id", utf8),
 	nullable("family", utf8),        // proposal, register, pair
 	nullable("comparison_id", utf8), // the comparison's stable id (episodes.comparison_id)
@@ -31,7 +31,7 @@ var Ledger = declare("ledger", 1,
 	nullable("body", utf8),          // proposal: the skill record's canonical JSON
 ).with(
 	oneOf("event", "proposal", "register", "pair", "look", "promote", "retire", "retain", "defer",
-		"defer_capacity", "supersede", "close"),
+		"defer_capacity", "undecided", "supersede", "close"),
 	oneOf("outcome", "win", "loss", "tie"),
 	atLeast(1, "seq", "comparison_j", "look_l"),
 	atLeast(0, "W", "L", "T0", "D"),

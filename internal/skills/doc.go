@@ -63,6 +63,13 @@
 // validated skills (defer_capacity otherwise, the comparison stays open); else defer. Ties
 // never cause a look.
 //
+// Under admission.undecided_when_exhausted (off by default: the release keeps such a
+// comparison open for ever) a comparison that can receive no further eligible pair — tasks may
+// not repeat and its eligible pairs have used every training task of its family
+// (Ledger.SetFamilyTasks, counted by task type) — ends on the next look step, after the looks,
+// with an undecided event and a close: a candidate is retired with basis undecided (off the
+// menus, its candidate slot free), a validated skill stays validated.
+//
 // # The log
 //
 // The ledger is append-only: each stage writes only the events it added (its segment), seq
@@ -71,5 +78,6 @@
 // with the snapshot written beside the last segment.
 //
 // This package must not roll anything out, call an author, or read files other than ledger
-// segments and library snapshots.
+// segments, library snapshots and, under admission.undecided_when_exhausted, the training
+// tasks (their count per family).
 package skills

@@ -25,7 +25,11 @@ const (
 	EventRetain        = "retain"         // a validated skill passed its re-evaluation
 	EventDefer         = "defer"          // a look that rejected nothing
 	EventDeferCapacity = "defer_capacity" // would promote, but the family has max_validated_per_family
-	EventClose         = "close"          // a comparison closed (after retire or retain)
+	EventClose         = "close"          // a comparison closed (after retire, retain or undecided)
+	// EventUndecided: under admission.undecided_when_exhausted, a comparison that can receive
+	// no further eligible pair (every training task of its family used) ends without a
+	// rejection; a candidate leaves the menu (retired, basis undecided), freeing its slot.
+	EventUndecided = "undecided"
 )
 
 // Ledger is the admission state machine and its event log (METHOD.md §5.6, paper §4.3 and
@@ -40,6 +44,9 @@ type Ledger struct {
 	byID       map[string]*comparison
 	successes  map[string]int64 // treatment-arm successes per skill (fixed-count admission)
 	alphaSpent float64
+	// familyTasks is the number of training tasks of each family (task type), which
+	// admission.undecided_when_exhausted needs (SetFamilyTasks); nil otherwise.
+	familyTasks map[string]int
 }
 
 // comparison is one registered comparison of a skill under one context.
@@ -49,7 +56,8 @@ type comparison struct {
 	open              bool
 	w, l, t0          int64
 	looks             int
-	lastTested        int64 // D at the latest look
+	lastTested        int64           // D at the latest look
+	tasks             map[string]bool // the tasks of its eligible pairs
 }
 
 // NewLedger returns an empty ledger under the admission limits. fixedCount is the
@@ -58,6 +66,17 @@ type comparison struct {
 func NewLedger(limits config.Admission, fixedCount bool) *Ledger {
 	return &Ledger{limits: limits, fixedCount: fixedCount, skills: map[string]*Skill{},
 		byID: map[string]*comparison{}, successes: map[string]int64{}}
+}
+
+// SetFamilyTasks gives the ledger the number of training tasks of each family (task type),
+// before any event: admission.undecided_when_exhausted ends a comparison once its eligible
+// pairs have used that many distinct tasks. The map is not modified.
+func (g *Ledger) SetFamilyTasks(n map[string]int) { g.familyTasks = n }
+
+// exhaustionRule reports whether the ledger ends exhausted comparisons undecided: the rule is
+// on and tasks may not repeat (with repeats a comparison never runs out of pairs).
+func (g *Ledger) exhaustionRule() bool {
+	return g.limits.UndecidedWhenExhausted && !g.limits.AllowRepeatedTasks
 }
 
 // Events returns the whole log (shared; do not modify).
@@ -102,10 +121,17 @@ func (g *Ledger) Propose(step int, family string, rec Record) (Skill, error) {
 // (registering new comparisons first, in comparison-id order, each superseding the skill's
 // open comparison) and then, every validation_interval-th step, looks at every open
 // comparison with new discordant pairs, in j order. Under fixed-count admission it promotes
-// instead. Ineligible pairs are ignored. A pair that contradicts the library the step's
+// instead. Under admission.undecided_when_exhausted (tasks not repeating) it then ends, in j
+// order, every open comparison whose eligible pairs have used every training task of its
+// family (SetFamilyTasks) with an undecided event: on a look step (every step under
+// fixed-count), after the looks, so the exhausting pairs have had their look. Ineligible pairs
+// are ignored. A pair that contradicts the library the step's
 // rollout froze (unknown or retired skill, wrong family, a closed comparison, a comparison id
 // other than Library.Comparison gives) is an error, and the ledger is left unchanged.
 func (g *Ledger) Validate(step int, pairs []schema.PairRow) error {
+	if g.exhaustionRule() && g.familyTasks == nil {
+		return fmt.Errorf("admission.undecided_when_exhausted needs the number of training tasks of each family (Ledger.SetFamilyTasks)")
+	}
 	var eligible []schema.PairRow
 	for _, p := range pairs {
 		if p.Eligible {
@@ -138,17 +164,43 @@ func (g *Ledger) Validate(step int, pairs []schema.PairRow) error {
 			newSuccess[p.SkillID] = true
 		}
 	}
+	lookStep := step%g.limits.ValidationInterval == 0
 	switch {
 	case g.fixedCount:
 		g.admitByCount(newSuccess)
-	case step%g.limits.ValidationInterval == 0:
+	case lookStep:
 		for _, c := range g.comps {
 			if c.open && c.w+c.l > c.lastTested {
 				g.look(c)
 			}
 		}
 	}
+	if g.exhaustionRule() && (g.fixedCount || lookStep) {
+		for _, c := range g.comps {
+			if n := g.familyTasks[g.skills[c.skill].Family]; c.open && n > 0 && len(c.tasks) >= n {
+				g.undecided(c)
+			}
+		}
+	}
 	return nil
+}
+
+// undecided ends an exhausted comparison without a rejection (admission.undecided_when_exhausted):
+// a candidate is retired with basis undecided, which frees its family's candidate slot and takes
+// it off the menus (retired skills keep their library slots); a validated skill stays validated,
+// as after a retain. The comparison closes.
+func (g *Ledger) undecided(c *comparison) {
+	g.emit(g.row(EventUndecided, c))
+	if s := g.skills[c.skill]; s.Status == Candidate {
+		s.Status, s.Basis = Retired, BasisUndecided
+	}
+	g.closeComparison(c)
+}
+
+// pairTask is the task of a pair: its id is PairID(step, task, comparison id).
+func pairTask(p schema.PairRow) string {
+	_, rest, _ := strings.Cut(p.PairID, "/")
+	return strings.TrimSuffix(rest, "/"+p.ComparisonID)
 }
 
 // checkPairs checks the step's eligible pairs against the frozen library before anything is
@@ -214,7 +266,7 @@ func (g *Ledger) register(id, skillID string, frozen *Library) {
 			g.emit(g.row(EventSupersede, c))
 		}
 	}
-	c := &comparison{id: id, skill: skillID, menuID: frozen.backgroundID(s.Family, skillID), j: len(g.comps) + 1, open: true}
+	c := &comparison{id: id, skill: skillID, menuID: frozen.backgroundID(s.Family, skillID), j: len(g.comps) + 1, open: true, tasks: map[string]bool{}}
 	g.comps = append(g.comps, c)
 	g.byID[id] = c
 	s.ComparisonID, s.ComparisonMenuID = id, c.menuID
@@ -235,6 +287,7 @@ func (g *Ledger) pair(p schema.PairRow) {
 	default:
 		c.t0++
 	}
+	c.tasks[pairTask(p)] = true
 	s := g.skills[p.SkillID]
 	s.Pairs++
 	if p.BPlus {
@@ -349,7 +402,15 @@ type Segment struct {
 // field (so a stored p-value, level, status change or sequence number that the rules do not
 // reproduce is an error naming the file and the event).
 func Replay(limits config.Admission, fixedCount bool, segs []Segment) (*Ledger, error) {
-	g := NewLedger(limits, fixedCount)
+	return NewLedger(limits, fixedCount).Replay(segs)
+}
+
+// Replay is the package's Replay on g, an empty ledger that may carry its family task counts
+// (SetFamilyTasks).
+func (g *Ledger) Replay(segs []Segment) (*Ledger, error) {
+	if len(g.events) > 0 {
+		return nil, fmt.Errorf("skills: Replay needs an empty ledger, this one holds %d events", len(g.events))
+	}
 	for _, seg := range segs {
 		start := len(g.events)
 		fail := func(err error) (*Ledger, error) {

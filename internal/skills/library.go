@@ -26,6 +26,7 @@ const (
 	BasisProposal   = "candidate-proposal" // proposed by the author, not yet decided
 	BasisSignTest   = "paired-sign-test"   // promoted or retired by the sequential sign test
 	BasisFixedCount = "fixed-count"        // promoted after k treatment successes (sequential-validation ablated)
+	BasisUndecided  = "undecided"          // retired undecided: its comparison ran out of tasks (admission.undecided_when_exhausted)
 )
 
 // Skill is one library entry.
@@ -191,6 +192,24 @@ func (l *Library) Tested(family string, step int) []Skill {
 		if s, ok := l.fewestPairs(family, Validated); ok {
 			out = append(out, s)
 		}
+	}
+	return out
+}
+
+// PlannedPair is one pair the rollout plays for a task: the skill it tests, the comparison id
+// its arms carry and its pair id.
+type PlannedPair struct {
+	SkillID, ComparisonID, PairID string
+}
+
+// PlannedPairs are the pairs the rollout of step plays for one task of the task type
+// (METHOD.md §5.5): one per skill of Tested(taskType, step), in that order, each carrying
+// Comparison(skill, step) and PairID(step, task, comparison).
+func (l *Library) PlannedPairs(step int, taskID, taskType string) []PlannedPair {
+	var out []PlannedPair
+	for _, s := range l.Tested(taskType, step) {
+		comp, _ := l.Comparison(s.ID, step)
+		out = append(out, PlannedPair{SkillID: s.ID, ComparisonID: comp, PairID: PairID(step, taskID, comp)})
 	}
 	return out
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/rundir"
+	"github.com/evosteer/evosteer-go/internal/tasks"
 	"github.com/evosteer/evosteer-go/schema"
 )
 
@@ -66,10 +67,14 @@ func SegmentPaths(r *rundir.Folder, step int, stage string) []Segment {
 }
 
 // LedgerInputs are the files LoadLedger reads for a stage of step: the segments before it and
-// the library snapshot written beside the last of them.
+// the library snapshot written beside the last of them; under admission.undecided_when_exhausted
+// also the training tasks (the family task counts of the rule).
 func LedgerInputs(r *rundir.Folder, step int, stage string) []string {
 	segs := SegmentPaths(r, step, stage)
 	var out []string
+	if r.Config.Admission.UndecidedWhenExhausted {
+		out = append(out, r.TasksPath("train"))
+	}
 	for _, s := range segs {
 		out = append(out, s.Path)
 	}
@@ -94,7 +99,18 @@ func LoadLedger(r *rundir.Folder, step int, stage string) (*Ledger, error) {
 		}
 		segs[i].Rows, segs[i].Path = rows, r.Rel(segs[i].Path)
 	}
-	g, err := Replay(r.Config.Admission, FixedCount(r.Config), segs)
+	g := NewLedger(r.Config.Admission, FixedCount(r.Config))
+	if r.Config.Admission.UndecidedWhenExhausted {
+		train, err := tasks.ReadFile(r.TasksPath("train"))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, r.MissingInput(r.TasksPath("train"))
+		}
+		if err != nil {
+			return nil, err
+		}
+		g.SetFamilyTasks(FamilyTasks(train))
+	}
+	g, err := g.Replay(segs)
 	if err != nil {
 		return nil, err
 	}
@@ -110,6 +126,16 @@ func LoadLedger(r *rundir.Folder, step int, stage string) (*Ledger, error) {
 		return nil, fmt.Errorf("the ledger replayed through %s disagrees with %s: %w", segs[len(segs)-1].Path, r.Rel(snap), err)
 	}
 	return g, nil
+}
+
+// FamilyTasks counts training tasks by task type: the tasks whose pairs can test a skill of
+// that family (the rollout plays pairs for Library.Tested(task type)).
+func FamilyTasks(train []tasks.Task) map[string]int {
+	n := map[string]int{}
+	for _, t := range train {
+		n[t.TaskType]++
+	}
+	return n
 }
 
 // SameLibrary compares two snapshots skill by skill and names the first difference.

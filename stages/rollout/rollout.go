@@ -162,21 +162,19 @@ func plan(cfg *config.Config, step int, train []tasks.Task, shard Shard, lib *sk
 					Theta: src.name == "current", Menu: menu})
 			}
 		}
-		for k, s := range lib.Tested(t.TaskType, step) {
-			comp, _ := lib.Comparison(s.ID, step)
-			pid := skills.PairID(step, id, comp)
-			info := &episode.Pair{PairID: pid, ComparisonID: comp, SkillID: s.ID}
+		for k, pp := range lib.PlannedPairs(step, id, t.TaskType) {
+			info := &episode.Pair{PairID: pp.PairID, ComparisonID: pp.ComparisonID, SkillID: pp.SkillID}
 			for _, arm := range []struct {
 				source string
 				menu   skills.Menu
 				first  orchestra.Action
 			}{
-				{"paired_treatment", menu, orchestra.Action{Kind: orchestra.KindAddAgent, NodeID: "n0", RoleID: pairedRole, SkillID: s.ID}},
-				{"paired_control", lib.Background(t.TaskType, s.ID), orchestra.Action{Kind: orchestra.KindAddAgent, NodeID: "n0", RoleID: pairedRole}},
+				{"paired_treatment", menu, orchestra.Action{Kind: orchestra.KindAddAgent, NodeID: "n0", RoleID: pairedRole, SkillID: pp.SkillID}},
+				{"paired_control", lib.Background(t.TaskType, pp.SkillID), orchestra.Action{Kind: orchestra.KindAddAgent, NodeID: "n0", RoleID: pairedRole}},
 			} {
 				first := arm.first
 				jobs = append(jobs, episode.Job{Task: t, Source: arm.source, ID: fmt.Sprintf("%d/%s/%s/%d", step, id, arm.source, k),
-					Seed: seed.Derive(cfg.Seed, pid), Menu: arm.menu, First: &first, Pair: info})
+					Seed: seed.Derive(cfg.Seed, pp.PairID), Menu: arm.menu, First: &first, Pair: info})
 			}
 		}
 	}
