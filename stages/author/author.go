@@ -203,18 +203,11 @@ func openWindows(ctx context.Context, r *rundir.Folder, step, want int, a Author
 	if err != nil {
 		return nil, err
 	}
-	lib := g.Library()
-	count, st := map[string]int{}, map[string]FamilyStats{}
-	var open []string
+	st := map[string]FamilyStats{}
 	for _, f := range cfg.Families {
-		if lib.CanPropose(f) && ev.trained[f] { // a family without training tasks has nothing to show
-			open = append(open, f)
-		}
-		count[f] = len(lib.Family(f))
 		st[f] = familyStats(ev.byFamily[f].naturals(), cfg.Admission.SuccessThreshold)
 	}
-	order := priority(open, count, failed, st)
-	order = order[:min(want, len(order))]
+	order := WindowOrder(cfg.Families, g.Library(), want, ev.trained, failed, st)
 	var rows []schema.ProposalRow
 	for len(order) > 0 {
 		var wave []Window
@@ -243,6 +236,23 @@ func openWindows(ctx context.Context, r *rundir.Folder, step, want int, a Author
 		}
 	}
 	return rows, nil
+}
+
+// WindowOrder is the families that get a step's windows, in window order, at most want
+// (METHOD.md §5.3): the families (config order) with training tasks that can take a candidate,
+// sorted by priority over their skill counts, their earlier windows that proposed nothing
+// (failed) and their natural-episode statistics (st).
+func WindowOrder(families []string, lib *skills.Library, want int, trained map[string]bool, failed map[string]int, st map[string]FamilyStats) []string {
+	count := map[string]int{}
+	var open []string
+	for _, f := range families {
+		if lib.CanPropose(f) && trained[f] { // a family without training tasks has nothing to show
+			open = append(open, f)
+		}
+		count[f] = len(lib.Family(f))
+	}
+	order := priority(open, count, failed, st)
+	return order[:min(want, len(order))]
 }
 
 // answer is an author's reply to one window.
