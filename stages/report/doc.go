@@ -15,6 +15,10 @@
 //   - evaluation: eval/results.arrow in the shape of the paper's Table 1 (BuildEvalTable, whose
 //     Markdown rendering `evosteer eval` prints too), and every cell the paper measured against
 //     its Table 2 score (internal/paper);
+//   - costs: per payer — each agent role, the controller, the skill author — the requests, input
+//     and output tokens, the requests with estimated counts and, with prices (the costs block),
+//     the cost, for the last step and the whole run (Costs, the Go twin of sql/costs.sql), and
+//     the evaluation's tokens from eval/results.arrow, which keeps no requests and is not priced;
 //   - probe, only when the run was probed (`evosteer probe`): per probed step, θ against its
 //     target π* and against its loss's own target at the first decision (probetable.Summarize of
 //     probe/step-NNNNNN/probe.arrow), per family for the last probed step, with its verdict and

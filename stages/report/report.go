@@ -42,6 +42,7 @@ const (
 	IDEdits      = "edit_outcomes"
 	IDSkills     = "skills"
 	IDEvaluation = "evaluation"
+	IDCosts      = "costs"
 )
 
 // SimNotice is the label of a run on the simulated world.
@@ -91,6 +92,7 @@ func Build(r *rundir.Folder) (*Report, error) {
 		func() (Figure, error) { return editSection(d, sfx) },
 		func() (Figure, error) { return skillSection(r, d, sfx) },
 		func() (Figure, error) { return evalSection(r, d) },
+		func() (Figure, error) { return costSection(r, d) },
 	} {
 		f, err := build()
 		if err != nil {

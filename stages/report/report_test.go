@@ -104,7 +104,7 @@ func TestBuildFromRunFiles(t *testing.T) {
 	for _, f := range rep.Sections {
 		ids = append(ids, f.ID)
 	}
-	if got := strings.Join(ids, " "); got != "rewards loss anchor_auc edit_outcomes skills evaluation" {
+	if got := strings.Join(ids, " "); got != "rewards loss anchor_auc edit_outcomes skills evaluation costs" {
 		t.Fatalf("sections %s", got)
 	}
 	for _, id := range []string{IDRewards, IDLoss, IDAnchorAUC, IDEdits} {
