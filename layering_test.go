@@ -15,7 +15,8 @@ import (
 // The module's floors, top to bottom (docs/ARCHITECTURE.md §2.1):
 //
 //	7 cmd/            the commands: the CLI
-//	6 comparisons     a driver: the comparison study, variants × seeds of whole runs
+//	6 comparisons     a driver: the comparison study, variants × seeds of whole runs;
+//	                  comparisons/admission, the admission study (Monte Carlo of the ledger)
 //	5 pipeline        a driver: creating a run, the stages of a step in order
 //	4 stages/<name>   one package per stage
 //	3 play            playing and learning on top of the models: internal/episode, learner,
@@ -78,6 +79,8 @@ var forbidden = []forbid{
 	{"internal/skills", []string{"internal/episode", "internal/executor"}, "skills must not roll anything out or call an author"},
 	{"internal/episode", []string{"internal/rundir", "internal/learner"}, "episode must not read or write files or learn anything"},
 	{"internal/probetable", []string{"internal/episode", "internal/executor"}, "probetable must not play episodes"},
+	{"internal/doctor", []string{"internal/rundir", "schema", "internal/episode", "internal/learner"},
+		"doctor must not read or write run folders or play episodes (it checks the services a run would use)"},
 	{"stages/aggregate", []string{"internal/episode"}, "aggregate must not roll anything out"},
 	{"stages/update", []string{"internal/episode"}, "update must not roll anything out"},
 	{"stages/validate", []string{"internal/episode"}, "validate must not roll anything out"},
@@ -106,7 +109,7 @@ var floors = map[int][]string{
 		"internal/textrules", "internal/redact", "internal/stats", "internal/arrowfmt", "internal/executor/search", "internal/paper", "internal/figure",
 		"internal/actiontrie", "internal/cpuslot"},
 	1: {"internal/config", "internal/tasks", "internal/executor", "internal/orchestra", "internal/policy", "internal/sim",
-		"internal/rundir", "internal/duck", "internal/skills", "internal/probetable"},
+		"internal/rundir", "internal/duck", "internal/skills", "internal/probetable", "internal/doctor"},
 	2: {"gpu"},
 	3: {"internal/episode", "internal/learner", "internal/exact", "internal/paradigms", "internal/calibrate", "internal/runtest"},
 	4: {"stages"},

@@ -136,7 +136,7 @@ func TestOpenAIRolloutKeepsTheKeySecret(t *testing.T) {
 		"    base_url: "+srv.URL+"/v1\n    model: test-model\n    api_key_env: EVOSTEER_TEST_API_KEY\n    outage_seconds: 1\n"+
 		"tools:\n  python:\n    interpreter: "+py+"\n")
 	runDir := filepath.Join(dir, "run")
-	if _, err := run(t, "", "init", "--run", runDir, "--config", cfg, "--tasks", fixtureTasks); err != nil {
+	if _, err := run(t, "", "init", "--run", runDir, "--config", cfg, "--tasks", fixtureTasks, "--skip-doctor"); err != nil {
 		t.Fatal(err)
 	}
 	out, err := run(t, "", "rollout", "--run", runDir, "--step", "1")

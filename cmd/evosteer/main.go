@@ -65,7 +65,7 @@ Start with:
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newConfigCmd(), newInitCmd(), newInspectCmd(), newSQLCmd(), newRolloutCmd(), newRescoreCmd(), newAggregateCmd(), newUpdateCmd(), newGradeCmd())
-	root.AddCommand(newValidateCmd(), newAuthorCmd(), newStepCmd(), newTrainCmd(), newEvalCmd(), newProbeCmd(), newReportCmd(), newAblationsCmd(), newExactCmd(), newCalibrateCmd())
+	root.AddCommand(newConfigCmd(), withDoctor(newInitCmd()), newInspectCmd(), newSQLCmd(), newRolloutCmd(), newRescoreCmd(), newAggregateCmd(), newUpdateCmd(), newGradeCmd())
+	root.AddCommand(newValidateCmd(), newAuthorCmd(), newStepCmd(), withDoctor(newTrainCmd()), newEvalCmd(), newProbeCmd(), newReportCmd(), newAblationsCmd(), newExactCmd(), newCalibrateCmd(), newDoctorCmd())
 	return root
 }
