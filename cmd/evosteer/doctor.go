@@ -145,7 +145,7 @@ func doctorTasks(r *rundir.Folder, taskFiles []string) ([]tasks.Task, error) {
 // command itself to report.
 func withDoctor(cmd *cobra.Command) *cobra.Command {
 	var skip bool
-	cmd.Flags().BoolVar(&skip, "skip-doctor", false, "do not check the serving stack first (the checks of `evosteer doctor`, run when a remote backend is configured)")
+	cmd.Flags().BoolVar(&skip, "skip-doctor", false, "do not check the serving stack first (the checks of evosteer doctor, run when a remote backend is configured)")
 	cmd.Long += `
 
 Before anything else, when the configuration uses a remote backend (executor.backend openai, a
