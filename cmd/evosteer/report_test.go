@@ -41,7 +41,7 @@ func TestReportCommand(t *testing.T) {
 	}
 	out, err := run(t, "", "report", "--run", dir)
 	index := filepath.Join(dir, "report", report.HTMLFile)
-	if err != nil || out != "report: "+index+" (6 sections, 5 figures; also report.md and the PNGs)\n" {
+	if err != nil || out != "report: "+index+" (7 sections, 5 figures; also report.md and the PNGs)\n" {
 		t.Fatalf("report: %v\n%s", err, out)
 	}
 	html, md := readFile(t, index), readFile(t, filepath.Join(dir, "report", report.MarkdownFile))
@@ -57,7 +57,7 @@ func TestReportCommand(t *testing.T) {
 		t.Errorf("index.html embeds %d figures, want 5", n)
 	}
 	for _, want := range []string{report.SimNotice, "Step 3: π_θ", "Through step 3: AUC of p̂ 0.", "π_θ: ", "proposal",
-		"Not evaluated yet (no eval/results.arrow)"} {
+		"Not evaluated yet (no eval/results.arrow)", `<section id="` + report.IDCosts + `">`, "<td class=\"l\">controller</td><td class=\"l\">reference_prior (no server)</td>"} {
 		if !strings.Contains(html, want) {
 			t.Errorf("index.html lacks %q", want)
 		}
