@@ -152,9 +152,15 @@ func plan(cfg *config.Config, opt Options) []check {
 	fams := families(cfg, opt)
 	if openAI {
 		o := cfg.Executor.OpenAI
-		e := endpoint{setting: "executor.openai", baseURL: o.BaseURL, model: o.Model, keyEnv: o.APIKeyEnv, keyRequired: true,
-			timeout: o.TimeoutSeconds, disableThinking: o.DisableThinking}
-		checks = append(checks, check{name: e.setting, run: e.check, slow: e.slow()})
+		// Every replica is checked as the base URL is: a request may go to any of them.
+		for i, url := range append([]string{o.BaseURL}, o.Replicas...) {
+			e := endpoint{setting: "executor.openai", baseURL: url, urlKey: "executor.openai.base_url", model: o.Model, keyEnv: o.APIKeyEnv,
+				keyRequired: true, timeout: o.TimeoutSeconds, disableThinking: o.DisableThinking}
+			if i > 0 {
+				e.urlKey = fmt.Sprintf("executor.openai.replicas[%d]", i-1)
+			}
+			checks = append(checks, check{name: e.setting, run: e.check, slow: e.slow()})
+		}
 	}
 	if sr := cfg.Served; sr != nil {
 		checks = append(checks, check{name: "served_reference", run: func(ctx context.Context) []Line { return servedCheck(ctx, sr) },
@@ -162,7 +168,7 @@ func plan(cfg *config.Config, opt Options) []check {
 	}
 	if authorCalls(cfg) {
 		a := cfg.Author
-		e := endpoint{setting: "author", baseURL: a.BaseURL, model: a.Model, keyEnv: a.APIKeyEnv, timeout: float64(a.TimeoutSeconds)}
+		e := endpoint{setting: "author", baseURL: a.BaseURL, urlKey: "author.base_url", model: a.Model, keyEnv: a.APIKeyEnv, timeout: float64(a.TimeoutSeconds)}
 		checks = append(checks, check{name: e.setting, run: e.check, slow: e.slow()})
 	}
 	if !openAI {
@@ -233,13 +239,14 @@ func families(cfg *config.Config, opt Options) []family {
 type endpoint struct {
 	setting                string // the configuration block: executor.openai or author
 	baseURL, model, keyEnv string
+	urlKey                 string  // the key that sets baseURL: the block's base_url, or one of its replicas
 	keyRequired            bool    // an unset key variable is an error (the executor), not "no key" (the author)
 	timeout                float64 // the configured timeout of one attempt, seconds
 	disableThinking        bool
 }
 
 func (e endpoint) slow() string {
-	return fmt.Sprintf("%s did not answer: check that the server is up and not overloaded (%s.base_url)", e.baseURL, e.setting)
+	return fmt.Sprintf("%s did not answer: check that the server is up and not overloaded (%s)", e.baseURL, e.urlKey)
 }
 
 // client is a client of the endpoint for a check: one attempt a request, a short timeout.
@@ -259,7 +266,7 @@ func (e endpoint) client() (*openai.Client, error) {
 	}
 	return openai.NewClient(openai.ClientConfig{BaseURL: e.baseURL, Model: e.model, APIKey: key, MaxConcurrency: 1,
 		Timeout: timeout, Outage: 0, BackoffInitial: time.Second, BackoffMax: time.Second, MaxAttempts: 1,
-		DisableThinking: e.disableThinking, BaseURLSetting: e.setting + ".base_url"})
+		DisableThinking: e.disableThinking, BaseURLSetting: e.urlKey})
 }
 
 // check asks the endpoint for its models list, which must name the model, and for a one-token
@@ -298,15 +305,15 @@ func (e endpoint) fix(err error) string {
 		}
 		return fmt.Sprintf("check the key in $%s (%s.api_key_env)", e.keyEnv, e.setting)
 	case errors.As(err, &he) && he.Status == http.StatusNotFound, errors.Is(err, openai.ErrMalformed):
-		return fmt.Sprintf("set %s.base_url to the server's OpenAI API root (e.g. http://HOST:8000/v1)", e.setting)
+		return fmt.Sprintf("set %s to the server's OpenAI API root (e.g. http://HOST:8000/v1)", e.urlKey)
 	case errors.As(err, &he) && he.Status < 500:
 		return fmt.Sprintf("check that the server serves chat completions for %s.model (a model without a chat template cannot)", e.setting)
 	case errors.Is(err, openai.ErrRedirect):
-		return fmt.Sprintf("set %s.base_url to the endpoint itself", e.setting)
+		return fmt.Sprintf("set %s to the endpoint itself", e.urlKey)
 	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Sprintf("the server did not answer in time: check that it is up and not overloaded (%s.base_url)", e.setting)
+		return fmt.Sprintf("the server did not answer in time: check that it is up and not overloaded (%s)", e.urlKey)
 	}
-	return fmt.Sprintf("start the server, or set %s.base_url to where it listens", e.setting)
+	return fmt.Sprintf("start the server, or set %s to where it listens", e.urlKey)
 }
 
 // ---- the served reference ----

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -176,6 +177,19 @@ func TestServerDownIsOneLineWithTheFix(t *testing.T) {
 	lines := runTimed(t, cfg, Options{})
 	wantIn(t, failing(t, lines, "executor.openai"), "FAIL executor.openai: "+down+"/v1 does not answer", "set executor.openai.base_url")
 	wantIn(t, failing(t, lines, "author"), down+"/v1", "set author.base_url")
+}
+
+// Every replica of the executor is checked: one that is down is one line naming its key, while
+// the base URL that answers passes.
+func TestAReplicaDownIsOneLine(t *testing.T) {
+	up, down := chatServer(t, "qwen-exec"), closedURL(t)
+	cfg := openAIConfig(t, up.URL, "hotpotqa")
+	cfg.Executor.OpenAI.Replicas = []string{down + "/v1"}
+	lines := runTimed(t, cfg, Options{})
+	wantIn(t, failing(t, lines, "executor.openai"), down+"/v1 does not answer", "set executor.openai.replicas[0]")
+	if !slices.ContainsFunc(lines, func(l Line) bool { return l.OK && strings.Contains(l.Text, up.URL+"/v1 serves") }) {
+		t.Fatalf("the base URL's check did not pass: %v", lines)
+	}
 }
 
 // A served reference that is down is reported through its own preflight.
