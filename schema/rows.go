@@ -248,6 +248,28 @@ func ReadFile[T any](t *Table, path string) ([]T, error) {
 	return rows, nil
 }
 
+// EachBatch opens a file of table t and calls fn with each of its record batches in order, for
+// a reader that needs a few columns and not the rows as structs. Strings read from a batch alias
+// the file's mapping, which closes when EachBatch returns: clone what is kept.
+func (t *Table) EachBatch(path string, fn func(rec arrow.RecordBatch) error) error {
+	f, err := t.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	rr, err := f.Reader()
+	if err != nil {
+		return err
+	}
+	defer rr.Release()
+	for rr.Next() {
+		if err := fn(rr.RecordBatch()); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	return rr.Err()
+}
+
 // ReadFiles reads every file of table t (e.g. the shards of one stage output) in order.
 func ReadFiles[T any](t *Table, paths []string) ([]T, error) {
 	var out []T

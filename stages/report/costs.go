@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/evosteer/evosteer-go/internal/config"
@@ -137,36 +138,22 @@ func price(prices config.Costs, r CostRow) *float64 {
 // readExecutionUsage appends the usage columns of one executions file, without reading the
 // prompts and outputs as Go values.
 func readExecutionUsage(path string, step int, out []StepExecution) ([]StepExecution, error) {
-	f, err := schema.Executions.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	rr, err := f.Reader()
-	if err != nil {
-		return nil, err
-	}
-	defer rr.Release()
-	for rr.Next() {
-		rec := rr.RecordBatch()
+	err := schema.Executions.EachBatch(path, func(rec arrow.RecordBatch) error {
 		roles, err1 := schema.Column[*array.String](rec, "role")
 		calls, err2 := schema.Column[*array.Int64](rec, "model_calls")
 		in, err3 := schema.Column[*array.Int64](rec, "tokens_in")
 		out2, err4 := schema.Column[*array.Int64](rec, "tokens_out")
 		est, err5 := schema.Column[*array.Boolean](rec, "usage_estimated")
 		if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return err
 		}
 		for i := range int(rec.NumRows()) {
-			// Strings alias the file's mapping, which closes on return.
 			out = append(out, StepExecution{Step: step, Role: strings.Clone(roles.Value(i)), ModelCalls: calls.Value(i),
 				TokensIn: in.Value(i), TokensOut: out2.Value(i), UsageEstimated: est.Value(i)})
 		}
-	}
-	if err := rr.Err(); err != nil {
-		return nil, err
-	}
-	return out, nil
+		return nil
+	})
+	return out, err
 }
 
 // endpoint names who serves a payer's requests, from the configuration: the executor's server

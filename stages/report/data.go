@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/evosteer/evosteer-go/internal/layout"
@@ -169,27 +170,15 @@ func readIfPresent[T any](t *schema.Table, path string) ([]T, error) {
 // readEditDecisions appends the four columns the edit outcomes need from one decisions file,
 // without materialising the wide network-input columns as Go values.
 func readEditDecisions(path string, out []EditDecision) ([]EditDecision, error) {
-	f, err := schema.Decisions.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	rr, err := f.Reader()
-	if err != nil {
-		return nil, err
-	}
-	defer rr.Release()
-	for rr.Next() {
-		rec := rr.RecordBatch()
+	err := schema.Decisions.EachBatch(path, func(rec arrow.RecordBatch) error {
 		ids, err1 := schema.Column[*array.String](rec, "episode_id")
 		ts, err2 := schema.Column[*array.Int32](rec, "t")
 		kinds, err3 := schema.Column[*array.String](rec, "action_kind")
 		scores, err4 := schema.Column[*array.Float64](rec, "output_score")
 		if err := errors.Join(err1, err2, err3, err4); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return err
 		}
 		for i := range int(rec.NumRows()) {
-			// Strings alias the file's mapping, which closes on return.
 			d := EditDecision{EpisodeID: strings.Clone(ids.Value(i)), T: ts.Value(i), Kind: strings.Clone(kinds.Value(i))}
 			if scores.IsValid(i) {
 				s := scores.Value(i)
@@ -197,9 +186,7 @@ func readEditDecisions(path string, out []EditDecision) ([]EditDecision, error) 
 			}
 			out = append(out, d)
 		}
-	}
-	if err := rr.Err(); err != nil {
-		return nil, err
-	}
-	return out, nil
+		return nil
+	})
+	return out, err
 }
