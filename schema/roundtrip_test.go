@@ -193,3 +193,32 @@ func TestSHA256File(t *testing.T) {
 		t.Error("no error for a missing file")
 	}
 }
+
+// TestDataSHA256IgnoresTheLineage: two files of the same rows under different lineages have the
+// same data hash (and different bytes); a changed value changes it.
+func TestDataSHA256IgnoresTheLineage(t *testing.T) {
+	dir := t.TempDir()
+	rows := []PairRow{{PairID: "p", ComparisonID: "c", SkillID: "s", TaskID: "t", Family: "f", BPlus: true, Outcome: "win", Eligible: true}}
+	write := func(name, run string, rows []PairRow) string {
+		p := filepath.Join(dir, name)
+		if err := WriteRows(Pairs, p, Lineage{Run: run, Stage: "aggregate", Step: 1, ConfigSHA256: run}, rows); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a, b := write("a.arrow", "one", rows), write("b.arrow", "two", rows)
+	changed := append([]PairRow(nil), rows...)
+	changed[0].TaskID = "u"
+	c := write("c.arrow", "one", changed)
+	ha, _ := DataSHA256(a)
+	hb, _ := DataSHA256(b)
+	hc, err := DataSHA256(c)
+	if err != nil || ha != hb || ha == hc {
+		t.Fatalf("data hashes %s %s %s: %v", ha, hb, hc, err)
+	}
+	ba, _ := os.ReadFile(a)
+	bb, _ := os.ReadFile(b)
+	if string(ba) == string(bb) {
+		t.Fatal("the two lineages wrote the same bytes: the test shows nothing")
+	}
+}

@@ -15,6 +15,7 @@ import (
 
 func newInspectCmd() *cobra.Command {
 	var rows, width int
+	var data bool
 	cmd := &cobra.Command{
 		Use:   "inspect FILE",
 		Short: "Show an Arrow file's table, version, lineage, schema and first rows",
@@ -22,12 +23,24 @@ func newInspectCmd() *cobra.Command {
 lineage metadata (run, step, stage, config hash, and the sha256 of every input it was computed
 from), the row count, the schema, and the first rows. The file is checked like every stage
 checks its inputs, so a truncated, foreign or outdated file is reported here too. A folder is
-refused (evosteer sql --run DIR queries every table of a run folder).`,
+refused (evosteer sql --run DIR queries every table of a run folder).
+
+--data prints only the sha256 of the file's rows and schema without its lineage, so that two
+files holding the same data compare equal whatever run, configuration or inputs they name
+(scripts/same-outputs.sh uses it to tell a changed lineage from changed data).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if st, err := os.Stat(args[0]); err == nil && st.IsDir() {
 				return fmt.Errorf("inspect %s: is a directory; give one Arrow file (evosteer inspect %s), or query every table of a run folder with evosteer sql --run %s",
 					args[0], filepath.Join(args[0], "…", "FILE.arrow"), args[0])
+			}
+			if data {
+				sum, err := schema.DataSHA256(args[0])
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprintln(cmd.OutOrStdout(), sum)
+				return err
 			}
 			f, err := schema.Open(args[0])
 			if err != nil {
@@ -74,5 +87,6 @@ refused (evosteer sql --run DIR queries every table of a run folder).`,
 	}
 	cmd.Flags().IntVar(&rows, "rows", 5, "how many rows to show (0 = none)")
 	cmd.Flags().IntVar(&width, "width", 40, "cut longer cells to this many characters (0 = no limit)")
+	cmd.Flags().BoolVar(&data, "data", false, "print only the sha256 of the rows and schema, without the lineage")
 	return cmd
 }
