@@ -37,32 +37,36 @@ func WriteSimTasks(r *rundir.Folder) error {
 	if cfg.Executor.Backend != "sim" {
 		return nil
 	}
-	oods := make([]string, 0, len(cfg.OODFamilies))
-	for f := range cfg.OODFamilies {
-		oods = append(oods, f)
-	}
-	slices.Sort(oods)
 	lin := schema.Lineage{Run: r.Name, Stage: "init", ConfigSHA256: cfg.SHA256()}
-	for _, split := range []struct {
-		name     string
-		families []string
-		n        int
-	}{
-		{"train", cfg.Families, cfg.Tasks.TrainPerFamily},
-		{"test", append(slices.Clone(cfg.Families), oods...), cfg.Tasks.TestPerFamily},
-	} {
-		var ts []tasks.Task
-		for _, f := range split.families {
-			taskType, _ := cfg.TaskType(f)
-			n := split.n
-			if split.name == "test" {
-				n = tasks.TestSize(f, n)
-			}
-			ts = append(ts, sim.Tasks(cfg.Sim, cfg.Seed, f, taskType, split.name, n)...)
-		}
-		if err := tasks.WriteFile(r.TasksPath(split.name), lin, ts); err != nil {
+	for _, split := range []string{"train", "test"} {
+		if err := tasks.WriteFile(r.TasksPath(split), lin, SimTasks(cfg, split)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// SimTasks are the simulated world's tasks of a split: tasks.train_per_family per IID family
+// for "train"; for "test" tasks.test_per_family per benchmark, IID and OOD, fewer where the
+// benchmark has fewer test items (tasks.TestSize).
+func SimTasks(cfg *config.Config, split string) []tasks.Task {
+	families, n := cfg.Families, cfg.Tasks.TrainPerFamily
+	if split == "test" {
+		oods := make([]string, 0, len(cfg.OODFamilies))
+		for f := range cfg.OODFamilies {
+			oods = append(oods, f)
+		}
+		slices.Sort(oods)
+		families, n = append(slices.Clone(cfg.Families), oods...), cfg.Tasks.TestPerFamily
+	}
+	var ts []tasks.Task
+	for _, f := range families {
+		taskType, _ := cfg.TaskType(f)
+		k := n
+		if split == "test" {
+			k = tasks.TestSize(f, n)
+		}
+		ts = append(ts, sim.Tasks(cfg.Sim, cfg.Seed, f, taskType, split, k)...)
+	}
+	return ts
 }

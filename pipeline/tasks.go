@@ -5,6 +5,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/tasks"
 	"github.com/evosteer/evosteer-go/schema"
@@ -51,9 +52,26 @@ func SmallPools(r *rundir.Folder) ([]string, error) {
 // must be among the configuration's, and the pool must hold something to train on.
 func ImportTasks(r *rundir.Folder, paths []string) error {
 	cfg := r.Config
-	byID, err := tasks.LoadFiles(paths)
+	splits, inputs, err := ReadTaskFiles(cfg, paths)
 	if err != nil {
 		return err
+	}
+	lin := schema.Lineage{Run: r.Name, Stage: "init", ConfigSHA256: cfg.SHA256(), Inputs: inputs}
+	for _, split := range []string{"train", "test"} {
+		if err := tasks.WriteFile(r.TasksPath(split), lin, splits[split]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ReadTaskFiles reads task files as init --tasks does: the rows by split ("train", "test"; in
+// task id order), every row's family among the configuration's, at least one training task of
+// an IID family; and the sha256 of each file by its path as given (the lineage's inputs).
+func ReadTaskFiles(cfg *config.Config, paths []string) (map[string][]tasks.Task, map[string]string, error) {
+	byID, err := tasks.LoadFiles(paths)
+	if err != nil {
+		return nil, nil, err
 	}
 	ids := make([]string, 0, len(byID))
 	for id := range byID {
@@ -64,10 +82,10 @@ func ImportTasks(r *rundir.Folder, paths []string) error {
 	for _, id := range ids {
 		t := byID[id]
 		if tt, ok := cfg.TaskType(t.Family); !ok || tt != t.TaskType {
-			return fmt.Errorf("task %s: family %s (task type %s) is not among the configuration's families and ood_families", id, t.Family, t.TaskType)
+			return nil, nil, fmt.Errorf("task %s: family %s (task type %s) is not among the configuration's families and ood_families", id, t.Family, t.TaskType)
 		}
 		if _, ok := splits[t.Split]; !ok {
-			return fmt.Errorf("task %s: split %q: a run holds train and test tasks only", id, t.Split)
+			return nil, nil, fmt.Errorf("task %s: split %q: a run holds train and test tasks only", id, t.Split)
 		}
 		splits[t.Split] = append(splits[t.Split], t)
 	}
@@ -82,22 +100,43 @@ func ImportTasks(r *rundir.Folder, paths []string) error {
 		}
 	}
 	if trainable == 0 {
-		return fmt.Errorf("the task files hold nothing to train on: %d training tasks of the families %v (training uses only these), %d training tasks of OOD families, %d test tasks; add rows with split \"train\" of one of %v",
+		return nil, nil, fmt.Errorf("the task files hold nothing to train on: %d training tasks of the families %v (training uses only these), %d training tasks of OOD families, %d test tasks; add rows with split \"train\" of one of %v",
 			trainable, cfg.Families, ood, len(splits["test"]), cfg.Families)
 	}
 	inputs := map[string]string{}
 	for _, p := range paths {
 		sum, err := schema.SHA256File(p)
 		if err != nil {
-			return fmt.Errorf("hash %s: %w", p, err)
+			return nil, nil, fmt.Errorf("hash %s: %w", p, err)
 		}
 		inputs[p] = sum
 	}
-	lin := schema.Lineage{Run: r.Name, Stage: "init", ConfigSHA256: cfg.SHA256(), Inputs: inputs}
-	for _, split := range []string{"train", "test"} {
-		if err := tasks.WriteFile(r.TasksPath(split), lin, splits[split]); err != nil {
-			return err
+	return splits, inputs, nil
+}
+
+// TrainTasks are the tasks a run created with the same --config and --tasks trains on: the
+// training tasks of the IID families, from the task files when paths is not empty (as init
+// --tasks reads them), else the simulated world's (sim executor only); with the lineage inputs.
+func TrainTasks(cfg *config.Config, paths []string) ([]tasks.Task, map[string]string, error) {
+	var train []tasks.Task
+	inputs := map[string]string{}
+	if len(paths) > 0 {
+		splits, in, err := ReadTaskFiles(cfg, paths)
+		if err != nil {
+			return nil, nil, err
+		}
+		train, inputs = splits["train"], in
+	} else {
+		if cfg.Executor.Backend != "sim" {
+			return nil, nil, fmt.Errorf("executor backend %s brings no tasks of its own: give the task files with --tasks", cfg.Executor.Backend)
+		}
+		train = SimTasks(cfg, "train")
+	}
+	var out []tasks.Task
+	for _, t := range train {
+		if slices.Contains(cfg.Families, t.Family) {
+			out = append(out, t)
 		}
 	}
-	return nil
+	return out, inputs, nil
 }
