@@ -1,4 +1,5 @@
-// Package pipeline runs the stages of training steps in order, in one process: a step is the
+// Package pipeline runs the stages of training steps in order, in one process (and, before a
+// run, the solver-only pilot that picks its training pool: Pilot): a step is the
 // ordered list Stages, rollout → rescore → aggregate → update → validate → author (paper
 // Algorithm 1), each a StepStage (a rundir.Stage that also summarises its outputs from its
 // files) run through the run folder's stage runner, so a stage whose outputs are up to date is

@@ -30,6 +30,7 @@ func TestRowTypesBindToTheirTables(t *testing.T) {
 		{Probe, func() error { _, err := Build(Probe, []ProbeRow{{}}); return err }},
 		{ExactCurve, func() error { _, err := Build(ExactCurve, []ExactCurveRow{{}}); return err }},
 		{CalibrationFit, func() error { _, err := Build(CalibrationFit, []CalibrationFitRow{{}}); return err }},
+		{Pilot, func() error { _, err := Build(Pilot, []PilotRow{{}}); return err }},
 		{Ledger, func() error { _, err := Build(Ledger, []LedgerRow{{}}); return err }},
 		{Skills, func() error { _, err := Build(Skills, []SkillRow{{}}); return err }},
 		{Proposals, func() error { _, err := Build(Proposals, []ProposalRow{{}}); return err }},

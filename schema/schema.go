@@ -26,7 +26,7 @@ func All() []*Table {
 	return []*Table{
 		Episodes, Decisions, Prompts, Executions, Scores, RhoDrift, Anchors, Buckets,
 		Corrections, ValueData, Pairs, Losses, Coefficients, Ledger, Skills,
-		Proposals, Tasks, SimTruth, Checkpoint, UpdateMetrics, EvalResults, Probe, ExactCurve, CalibrationFit,
+		Proposals, Tasks, SimTruth, Checkpoint, UpdateMetrics, EvalResults, Probe, ExactCurve, CalibrationFit, Pilot,
 	}
 }
 

@@ -311,3 +311,24 @@ func checkFamily(t *Task, fam Family) error {
 	}
 	return nil
 }
+
+// FormatJSONL is t as one JSONL row that ParseJSONL reads back equal (the row has no newline):
+// the fields of rowFields ("kind" for the family, gold answers under "answers", prior_rate only
+// when set) and the Extra fields, keys sorted.
+func FormatJSONL(t Task) ([]byte, error) {
+	r := map[string]any{}
+	for k, v := range t.Extra {
+		if slices.Contains(rowFields, k) {
+			return nil, fmt.Errorf("task %s: extra field %q is a row field", t.ID, k)
+		}
+		r[k] = v
+	}
+	r["task_id"], r["kind"], r["task_type"], r["split"] = t.ID, t.Family, t.TaskType, t.Split
+	r["source_id"], r["origin"], r["prompt"] = t.SourceID, t.Origin, t.Prompt
+	r["answers"], r["options"] = nonNil(t.Answers), nonNil(t.Options)
+	if t.PriorRate != nil {
+		r["prior_rate"] = *t.PriorRate
+	}
+	r["prior_count"] = t.PriorCount
+	return json.Marshal(r)
+}
