@@ -83,7 +83,7 @@ func TestPilotPool(t *testing.T) {
 	}
 }
 
-// TestFormatJSONLRoundTrip: a pool row of a family whose rows the JSONL reader accepts reads
+// TestPilotJSONLReadsBack: a pool row of a family whose rows the JSONL reader accepts reads
 // back equal, prior included.
 func TestPilotJSONLReadsBack(t *testing.T) {
 	cfg := pilotConfig(t)
@@ -171,6 +171,41 @@ func TestPilotRefuses(t *testing.T) {
 		_, err := Pilot(context.Background(), cfg, nil, c.dir, PilotOptions{Samples: c.samples})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("samples %d out %s: %v, want %q", c.samples, c.dir, err, c.want)
+		}
+	}
+}
+
+// TestPilotTaskFilesPool: with task files in the reference rows, pool.jsonl is what init
+// --tasks reads: the kept training rows with their priors.
+func TestPilotTaskFilesPool(t *testing.T) {
+	cfg := pilotConfig(t)
+	dir := t.TempDir()
+	res, err := Pilot(context.Background(), cfg, []string{"../internal/tasks/testdata/tasks.jsonl"}, dir, PilotOptions{Samples: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.JSONLErr != nil {
+		t.Fatal(res.JSONLErr)
+	}
+	if len(res.Pool) == 0 {
+		t.Skip("no task of the fixture kept")
+	}
+	splits, _, err := ReadTaskFiles(cfg, []string{filepath.Join(dir, PoolFile)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{}
+	for _, r := range res.Rows {
+		if r.Kept {
+			want[r.TaskID] = r.PHat
+		}
+	}
+	if len(splits["train"]) != len(want) || len(splits["test"]) != 0 {
+		t.Fatalf("init reads %d train, %d test rows; %d kept", len(splits["train"]), len(splits["test"]), len(want))
+	}
+	for _, tk := range splits["train"] {
+		if tk.PriorRate == nil || *tk.PriorRate != want[tk.ID] || tk.PriorCount != 8 {
+			t.Errorf("%s: prior %v × %v, want %v × 8", tk.ID, tk.PriorRate, tk.PriorCount, want[tk.ID])
 		}
 	}
 }
