@@ -233,7 +233,7 @@ func costSection(r *rundir.Folder, d *data) (f Figure, err error) {
 			"(costs.input_per_million, costs.output_per_million), the same for every payer.", prices.InputPerMillion, prices.OutputPerMillion)
 	}
 	f.Caption = "Model use of the rollouts and the skill author (sql/costs.sql computes the same per step: " +
-		"`evosteer sql` over the run, docs/LLM-EXECUTORS.md \"What a run cost\"). A payer is an agent role " +
+		"evosteer sql over the run, docs/LLM-EXECUTORS.md \"What a run cost\"). A payer is an agent role " +
 		"(executions: its model calls and usage as the server reported it, before the cap at each reservation), the " +
 		"controller (episodes: scoring requests to a served reference, or, for the prompt-only prior, the decisions " +
 		"charged to the budget, whose tokens are estimated) or the author (proposals: one request a window of a model " +

@@ -42,7 +42,7 @@ func probeSection(r *rundir.Folder, steps []int) (f Figure, err error) {
 		}
 	}
 	in := last.Interaction
-	f.Caption = fmt.Sprintf("`evosteer probe` forces every legal first action of sampled training tasks and continues with ρ "+
+	f.Caption = fmt.Sprintf("evosteer probe forces every legal first action of sampled training tasks and continues with ρ "+
 		"(seeds shared across a task's actions and across steps), estimates U(a) = E[R_β | a] and the one-step target "+
 		"π*(a) ∝ ρ(a)·U(a), and compares the learner θ of the step with it. Rewards ×100 are the expected reward when the "+
 		"first action is drawn from ρ (then ρ continues); gains are what θ, π* or the best single first action add, in "+
