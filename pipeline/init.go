@@ -2,9 +2,12 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
 	"slices"
 
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/learner"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/sim"
@@ -12,14 +15,20 @@ import (
 	"github.com/evosteer/evosteer-go/schema"
 )
 
-// Init creates the run folder dir with cfg (populate writes its task files) and step 0's
-// learner, the untrained π_θ = ρ that step 1 rolls out. Both are written before the folder
+// Init creates the run folder dir with cfg (populate writes its task files; under tasks.pilot
+// the training tasks are then narrowed to the pilot pool, PilotPool) and step 0's learner, the
+// untrained π_θ = ρ that step 1 rolls out. Both are written before the folder
 // appears (rundir.Init), so an interrupted Init leaves no run behind. The returned run holds
 // its lock.
 func Init(ctx context.Context, dir string, cfg *config.Config, version string, populate func(*rundir.Folder) error) (*rundir.Folder, error) {
 	return rundir.Init(dir, cfg, version, func(r *rundir.Folder) error {
 		if populate != nil {
 			if err := populate(r); err != nil {
+				return err
+			}
+		}
+		if cfg.Tasks.Pilot != nil {
+			if err := PilotPool(ctx, r); err != nil {
 				return err
 			}
 		}
@@ -69,4 +78,45 @@ func SimTasks(cfg *config.Config, split string) []tasks.Task {
 		ts = append(ts, sim.Tasks(cfg.Sim, cfg.Seed, f, taskType, split, k)...)
 	}
 	return ts
+}
+
+// PilotFileInRun is the pilot table of a run initialised under tasks.pilot, beside its task
+// records.
+var PilotFileInRun = filepath.Join(layout.TasksDir, PilotFile)
+
+// PilotPool narrows a new run's training tasks to its pilot pool (tasks.pilot, METHOD.md
+// §1.4): it plays the pilot on the IID families' training tasks outside
+// tasks.pilot.exclude_families, writes the pilot table as tasks/pilot.arrow and replaces
+// tasks/train.arrow with the kept tasks (0 < p̂ < 1, prior_rate = p̂, prior_count = samples),
+// keeping the file's lineage. The test split is left whole. It runs inside init's temporary
+// folder, so a killed init leaves no run and the next one plays the pilot again, to the same
+// bytes; `evosteer pilot --out DIR` is the resumable form.
+func PilotPool(ctx context.Context, r *rundir.Folder) error {
+	cfg, path := r.Config, r.TasksPath("train")
+	f, err := schema.Tasks.Open(path)
+	if err != nil {
+		return fmt.Errorf("pilot pool: %w", err)
+	}
+	lin := f.Lineage
+	f.Close()
+	train, err := tasks.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("pilot pool: %w", err)
+	}
+	train = slices.DeleteFunc(train, func(t tasks.Task) bool { return !slices.Contains(cfg.Families, t.Family) })
+	o, err := pilotOptions(cfg, PilotOptions{})
+	if err != nil {
+		return err
+	}
+	res, err := playPilot(ctx, cfg, train, o, "")
+	if err != nil {
+		return err
+	}
+	if len(res.Pool) == 0 {
+		return fmt.Errorf("pilot pool: the pilot kept none of %d training tasks (every one always solved or always failed): nothing to train on", len(res.Rows))
+	}
+	if err := schema.WriteRows(schema.Pilot, filepath.Join(r.Dir, PilotFileInRun), lin, res.Rows); err != nil {
+		return fmt.Errorf("pilot pool: %w", err)
+	}
+	return tasks.WriteFile(path, lin, res.Pool)
 }

@@ -3,16 +3,21 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/evosteer/evosteer-go/internal/atomicfile"
 	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/episode"
+	"github.com/evosteer/evosteer-go/internal/executor"
 	"github.com/evosteer/evosteer-go/internal/paradigms"
 	"github.com/evosteer/evosteer-go/internal/seed"
 	"github.com/evosteer/evosteer-go/internal/skills"
@@ -32,86 +37,70 @@ const (
 
 // PilotOptions configure a pilot.
 type PilotOptions struct {
-	Samples  int              // episodes per task (the paper's 8)
+	// Samples is the episodes per task; 0 takes tasks.pilot.samples, or the paper's 8 when the
+	// configuration has no pilot.
+	Samples  int
 	Paradigm string           // the pilot policy; "" is single_agent (one solver)
 	Progress episode.Progress // told after every episode; may be nil
 }
+
+// pilotChunk is the number of tasks played between two checkpoints of a pilot in a folder: a
+// killed pilot replays at most one chunk.
+const pilotChunk = 64
+
+// partsDir is the folder in a pilot's output folder that holds its finished chunks until the
+// pilot completes.
+const partsDir = ".pilot-parts"
 
 // PilotResult is what a pilot wrote: the table's rows (in training-task order) and the pool.
 type PilotResult struct {
 	Rows []schema.PilotRow
 	Pool []tasks.Task
+	// Excluded counts the training tasks of tasks.pilot.exclude_families: not played, not kept.
+	Excluded int
+	// Resumed is the number of tasks whose rows a killed earlier pilot into the same folder had
+	// finished, read back instead of played.
+	Resumed int
 	// JSONLErr is why init --tasks would refuse pool.jsonl (nil when it reads it back equal);
 	// PoolTable holds the same rows either way.
 	JSONLErr error
 }
 
 // Pilot plays Samples episodes of the pilot policy on every training task a run with cfg and
-// taskFiles would train on (TrainTasks), each seeded from the config seed, the task id and the
-// sample index, and writes DIR/pilot.arrow (the pilot table) and DIR/pool.jsonl: the tasks with
-// 0 < p̂ < 1 in init --tasks' JSONL rows, each with prior_rate = p̂ and prior_count = Samples.
-// Both files are written atomically, and the same inputs give the same bytes.
+// taskFiles would train on (TrainTasks) outside tasks.pilot.exclude_families, each seeded from
+// the config seed, the task id and the sample index, and writes DIR/pilot.arrow (the pilot
+// table) and DIR/pool.jsonl: the tasks with 0 < p̂ < 1 in init --tasks' JSONL rows, each with
+// prior_rate = p̂ and prior_count = Samples. Both files are written atomically, and the same
+// inputs give the same bytes. Finished chunks of tasks are kept in DIR/.pilot-parts until the
+// pilot completes, so a killed pilot run again resumes where it stopped and writes the bytes an
+// uninterrupted one writes.
 func Pilot(ctx context.Context, cfg *config.Config, taskFiles []string, dir string, o PilotOptions) (*PilotResult, error) {
-	if o.Samples < 1 {
-		return nil, fmt.Errorf("pilot: --samples %d: a pilot plays at least one episode per task", o.Samples)
-	}
 	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
 		return nil, fmt.Errorf("pilot: --out %s is a file, not a folder: give a folder (created if missing) to write %s and %s into", dir, PilotFile, PoolFile)
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("pilot: --out %s: %w", dir, err)
 	}
-	name := o.Paradigm
-	if name == "" {
-		name = paradigms.SingleAgent
-	}
-	script, err := paradigms.New(name, nil)
-	if err != nil {
-		return nil, fmt.Errorf("pilot: %w", err)
-	}
 	train, inputs, err := TrainTasks(cfg, taskFiles)
 	if err != nil {
 		return nil, fmt.Errorf("pilot: %w", err)
 	}
-	exec, err := episode.NewExecutor(cfg)
+	o, err = pilotOptions(cfg, o)
 	if err != nil {
-		return nil, fmt.Errorf("pilot: %w", err)
+		return nil, err
 	}
-	none := &skills.Library{} // the pilot plays with no skills, as step 1 does
-	base := seed.Derive(cfg.Seed, "pilot")
-	var jobs []episode.Job
-	for _, t := range train {
-		for i := range o.Samples {
-			jobs = append(jobs, episode.Job{Task: t, ID: fmt.Sprintf("pilot/%s/%d", t.ID, i), Source: name,
-				Seed: seed.Derive(base, t.ID, strconv.Itoa(i)), Theta: true, Script: script, Menu: none.Menu(t.TaskType)})
-		}
-	}
-	played, err := episode.Play(ctx, cfg, exec, nil, nil, jobs, o.Progress)
+	parts := filepath.Join(dir, partsDir, pilotKey(cfg, o, inputs))
+	res, err := playPilot(ctx, cfg, train, o, parts)
 	if err != nil {
-		return nil, fmt.Errorf("pilot: %w", err)
+		return nil, err
 	}
-	res := &PilotResult{}
 	var pool bytes.Buffer
-	for k, t := range train {
-		succ := int64(0)
-		for _, p := range played[k*o.Samples : (k+1)*o.Samples] {
-			if p.Episode.Reward >= cfg.Admission.SuccessThreshold {
-				succ++
-			}
-		}
-		p := float64(succ) / float64(o.Samples)
-		row := schema.PilotRow{TaskID: t.ID, Family: t.Family, Samples: int64(o.Samples), Successes: succ, PHat: p, Kept: p > 0 && p < 1}
-		res.Rows = append(res.Rows, row)
-		if !row.Kept {
-			continue
-		}
-		t.PriorRate, t.PriorCount = &p, float64(o.Samples)
+	for _, t := range res.Pool {
 		line, err := tasks.FormatJSONL(t)
 		if err != nil {
 			return nil, fmt.Errorf("pilot: %w", err)
 		}
 		pool.Write(line)
 		pool.WriteByte('\n')
-		res.Pool = append(res.Pool, t)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("pilot: %w", err)
@@ -126,10 +115,141 @@ func Pilot(ctx context.Context, cfg *config.Config, taskFiles []string, dir stri
 	if err := tasks.WriteFile(filepath.Join(dir, PoolTable), lin, res.Pool); err != nil {
 		return nil, fmt.Errorf("pilot: %w", err)
 	}
+	if err := os.RemoveAll(filepath.Join(dir, partsDir)); err != nil {
+		return nil, fmt.Errorf("pilot: remove its finished chunks: %w", err)
+	}
 	if back, err := tasks.ParseJSONL(filepath.Join(dir, PoolFile), bytes.NewReader(pool.Bytes())); err != nil {
 		res.JSONLErr = err
 	} else if len(back) != len(res.Pool) {
 		res.JSONLErr = fmt.Errorf("%s reads back %d rows of %d", PoolFile, len(back), len(res.Pool))
 	}
 	return res, nil
+}
+
+// pilotOptions fills in the samples from the configuration and checks them.
+func pilotOptions(cfg *config.Config, o PilotOptions) (PilotOptions, error) {
+	if o.Samples == 0 {
+		o.Samples = 8
+		if cfg.Tasks.Pilot != nil {
+			o.Samples = cfg.Tasks.Pilot.Samples
+		}
+	}
+	if o.Samples < 1 {
+		return o, fmt.Errorf("pilot: --samples %d: a pilot plays at least one episode per task", o.Samples)
+	}
+	if o.Paradigm == "" {
+		o.Paradigm = paradigms.SingleAgent
+	}
+	return o, nil
+}
+
+// pilotKey names the checkpoint folder of a pilot by everything its rows depend on, so a
+// folder's chunks are only ever resumed by the same pilot.
+func pilotKey(cfg *config.Config, o PilotOptions, inputs map[string]string) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "config %s\nsamples %d\nparadigm %s\n", cfg.SHA256(), o.Samples, o.Paradigm)
+	for _, p := range slices.Sorted(maps.Keys(inputs)) {
+		fmt.Fprintf(h, "input %s %s\n", p, inputs[p])
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// playPilot plays the pilot on train, chunk by chunk; with parts not "" each finished chunk's
+// rows are written there and a chunk found there is read back instead of played.
+func playPilot(ctx context.Context, cfg *config.Config, train []tasks.Task, o PilotOptions, parts string) (*PilotResult, error) {
+	script, err := paradigms.New(o.Paradigm, nil)
+	if err != nil {
+		return nil, fmt.Errorf("pilot: %w", err)
+	}
+	res := &PilotResult{}
+	var played []tasks.Task
+	for _, t := range train {
+		if cfg.Tasks.Pilot != nil && slices.Contains(cfg.Tasks.Pilot.ExcludeFamilies, t.Family) {
+			res.Excluded++
+			continue
+		}
+		played = append(played, t)
+	}
+	var exec executor.Executor
+	none := &skills.Library{} // the pilot plays with no skills, as step 1 does
+	base := seed.Derive(cfg.Seed, "pilot")
+	total := len(played) * o.Samples
+	for start := 0; start < len(played); start += pilotChunk {
+		chunk := played[start:min(start+pilotChunk, len(played))]
+		part := ""
+		if parts != "" {
+			part = filepath.Join(parts, fmt.Sprintf("part-%06d.arrow", start/pilotChunk))
+			if rows, ok := readPart(part, chunk); ok {
+				res.Rows = append(res.Rows, rows...)
+				res.Resumed += len(chunk)
+				continue
+			}
+		}
+		if exec == nil {
+			if exec, err = episode.NewExecutor(cfg); err != nil {
+				return nil, fmt.Errorf("pilot: %w", err)
+			}
+		}
+		var jobs []episode.Job
+		for _, t := range chunk {
+			for i := range o.Samples {
+				jobs = append(jobs, episode.Job{Task: t, ID: fmt.Sprintf("pilot/%s/%d", t.ID, i), Source: o.Paradigm,
+					Seed: seed.Derive(base, t.ID, strconv.Itoa(i)), Theta: true, Script: script, Menu: none.Menu(t.TaskType)})
+			}
+		}
+		var progress episode.Progress
+		if o.Progress != nil {
+			offset := start * o.Samples
+			progress = func(done, _ int) { o.Progress(offset+done, total) }
+		}
+		eps, err := episode.Play(ctx, cfg, exec, nil, nil, jobs, progress)
+		if err != nil {
+			return nil, fmt.Errorf("pilot: %w", err)
+		}
+		var rows []schema.PilotRow
+		for k, t := range chunk {
+			succ := int64(0)
+			for _, p := range eps[k*o.Samples : (k+1)*o.Samples] {
+				if p.Episode.Reward >= cfg.Admission.SuccessThreshold {
+					succ++
+				}
+			}
+			p := float64(succ) / float64(o.Samples)
+			rows = append(rows, schema.PilotRow{TaskID: t.ID, Family: t.Family, Samples: int64(o.Samples), Successes: succ, PHat: p, Kept: p > 0 && p < 1})
+		}
+		if part != "" {
+			if err := os.MkdirAll(parts, 0o755); err != nil {
+				return nil, fmt.Errorf("pilot: %w", err)
+			}
+			if err := schema.WriteRows(schema.Pilot, part, schema.Lineage{Stage: "pilot"}, rows); err != nil {
+				return nil, fmt.Errorf("pilot: checkpoint: %w", err)
+			}
+		}
+		res.Rows = append(res.Rows, rows...)
+	}
+	for k, row := range res.Rows {
+		if !row.Kept {
+			continue
+		}
+		t, p := played[k], row.PHat
+		t.PriorRate, t.PriorCount = &p, float64(o.Samples)
+		res.Pool = append(res.Pool, t)
+	}
+	return res, nil
+}
+
+// readPart reads a finished chunk back; a part that is unreadable or holds other tasks (a
+// pilot killed while writing it cannot leave one: parts are written atomically) is played
+// again.
+func readPart(path string, chunk []tasks.Task) ([]schema.PilotRow, bool) {
+	rows, err := schema.ReadFile[schema.PilotRow](schema.Pilot, path)
+	if err != nil || len(rows) != len(chunk) {
+		return nil, false
+	}
+	for i, r := range rows {
+		if r.TaskID != chunk[i].ID {
+			return nil, false
+		}
+	}
+	return rows, true
 }

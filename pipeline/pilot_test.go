@@ -152,6 +152,98 @@ func TestPilotDeterministic(t *testing.T) {
 	}
 }
 
+// TestPilotResumesAfterAKill: a pilot stopped after its first chunk keeps that chunk; run again
+// it plays only the rest and writes the bytes of an uninterrupted pilot, then removes the chunks.
+func TestPilotResumesAfterAKill(t *testing.T) {
+	cfg := pilotConfig(t)
+	cfg.Tasks.TrainPerFamily = 24 // 144 tasks: three chunks
+	const samples = 2
+	whole := filepath.Join(t.TempDir(), "pilot")
+	if _, err := Pilot(context.Background(), cfg, nil, whole, PilotOptions{Samples: samples}); err != nil {
+		t.Fatal(err)
+	}
+	killed := filepath.Join(t.TempDir(), "pilot")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, err := Pilot(ctx, cfg, nil, killed, PilotOptions{Samples: samples, Progress: func(done, _ int) {
+		if done > pilotChunk*samples {
+			cancel() // a kill during the second chunk
+		}
+	}})
+	if err == nil {
+		t.Fatal("the cancelled pilot finished")
+	}
+	parts, _ := filepath.Glob(filepath.Join(killed, partsDir, "*", "part-*.arrow"))
+	if len(parts) != 1 {
+		t.Fatalf("the killed pilot left %d finished chunks, want 1: %v", len(parts), parts)
+	}
+	res, err := Pilot(context.Background(), cfg, nil, killed, PilotOptions{Samples: samples})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Resumed != pilotChunk {
+		t.Errorf("resumed %d tasks, want the first chunk's %d", res.Resumed, pilotChunk)
+	}
+	for _, f := range []string{PilotFile, PoolFile, PoolTable} {
+		a, errA := os.ReadFile(filepath.Join(whole, f))
+		b, errB := os.ReadFile(filepath.Join(killed, f))
+		if errA != nil || errB != nil || !bytes.Equal(a, b) {
+			t.Errorf("%s: the resumed pilot's bytes differ from an uninterrupted one's (%v, %v)", f, errA, errB)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(killed, partsDir)); !os.IsNotExist(err) {
+		t.Errorf("the finished pilot left %s behind: %v", partsDir, err)
+	}
+}
+
+// TestInitTrainsOnThePilotPool: under tasks.pilot init trains on exactly the pilot's tasks with
+// 0 < p̂ < 1 outside the excluded families, each with its prior, and keeps the test split whole.
+func TestInitTrainsOnThePilotPool(t *testing.T) {
+	cfg := pilotConfig(t)
+	cfg.Tasks.Pilot = &config.Pilot{Samples: 8, ExcludeFamilies: []string{"alfworld"}}
+	r, err := Init(context.Background(), filepath.Join(t.TempDir(), "pooled"), cfg, "test", WriteSimTasks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Unlock()
+	rows, err := schema.ReadFile[schema.PilotRow](schema.Pilot, filepath.Join(r.Dir, PilotFileInRun))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pHat := map[string]float64{}
+	for _, row := range rows {
+		if row.Family == "alfworld" {
+			t.Fatalf("the excluded family was piloted: %+v", row)
+		}
+		if row.Kept {
+			pHat[row.TaskID] = row.PHat
+		}
+	}
+	if want := 12 * (len(cfg.Families) - 1); len(rows) != want || len(pHat) == 0 || len(pHat) == len(rows) {
+		t.Fatalf("%d pilot rows (want %d), %d kept: the test needs kept and dropped tasks", len(rows), want, len(pHat))
+	}
+	train, err := tasks.ReadFile(r.TasksPath("train"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(train) != len(pHat) {
+		t.Fatalf("%d training tasks, the pilot kept %d", len(train), len(pHat))
+	}
+	for _, tk := range train {
+		p, ok := pHat[tk.ID]
+		if !ok || p <= 0 || p >= 1 || tk.PriorRate == nil || *tk.PriorRate != p || tk.PriorCount != 8 {
+			t.Errorf("training task %s: kept %v, p̂ %v, prior %v × %v", tk.ID, ok, p, tk.PriorRate, tk.PriorCount)
+		}
+	}
+	test, err := tasks.ReadFile(r.TasksPath("test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := SimTasks(cfg, "test"); len(test) != len(want) {
+		t.Errorf("%d test tasks, want the whole split's %d", len(test), len(want))
+	}
+}
+
 // TestPilotRefuses: samples < 1 and an --out that is a file are refused, saying why.
 func TestPilotRefuses(t *testing.T) {
 	cfg := pilotConfig(t)
@@ -164,7 +256,6 @@ func TestPilotRefuses(t *testing.T) {
 		samples int
 		want    string
 	}{
-		{t.TempDir(), 0, "at least one episode"},
 		{t.TempDir(), -3, "at least one episode"},
 		{file, 8, "is a file, not a folder"},
 	} {

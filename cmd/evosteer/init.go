@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -9,6 +10,7 @@ import (
 	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/pipeline"
+	"github.com/evosteer/evosteer-go/schema"
 )
 
 func newInitCmd() *cobra.Command {
@@ -31,6 +33,11 @@ tasks/train.arrow (tasks.train_per_family per IID family) and tasks/test.arrow
 --tasks FILE... copies task files in the reference's JSONL row schema into the run instead:
 rows with split "train" go to tasks/train.arrow, rows with split "test" to tasks/test.arrow.
 Every row's family must be in families or ood_families of the configuration.
+
+With tasks.pilot in the configuration (configs/paper-run.yaml), init then plays the solver-only
+pilot of ` + "`evosteer pilot`" + ` on the IID training tasks outside tasks.pilot.exclude_families and
+trains on its pool: tasks/train.arrow keeps the tasks with 0 < p̂ < 1 (prior_rate = p̂,
+prior_count = samples), tasks/pilot.arrow holds the pilot table; the test split is unchanged.
 
 A step never holds a task twice: a family with fewer training tasks than its share of
 batch.tasks gives each of them once a step, so its steps are smaller; init notes such families.
@@ -74,6 +81,21 @@ func initRun(cmd *cobra.Command, run, path string, ablate, taskFiles []string) (
 		return nil, err
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "initialised run %s in %s (config sha256 %s)\n", r.Name, r.Dir, cfg.SHA256())
+	if pl := cfg.Tasks.Pilot; pl != nil {
+		rows, err := schema.ReadFile[schema.PilotRow](schema.Pilot, filepath.Join(r.Dir, pipeline.PilotFileInRun))
+		if err != nil {
+			r.Unlock()
+			return nil, err
+		}
+		kept := 0
+		for _, row := range rows {
+			if row.Kept {
+				kept++
+			}
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "pilot (tasks.pilot: %d samples, families %v left out): trains on %d of %d tasks with 0 < p̂ < 1; the table is %s\n",
+			pl.Samples, pl.ExcludeFamilies, kept, len(rows), filepath.Join(r.Dir, pipeline.PilotFileInRun))
+	}
 	notes, err := pipeline.SmallPools(r)
 	if err != nil {
 		r.Unlock()

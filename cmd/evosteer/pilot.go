@@ -17,13 +17,18 @@ func newPilotCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "pilot --out DIR [--config FILE] [--tasks FILE...] [--samples 8]",
 		Short: "Play a solver-only pilot on the training tasks and keep those neither always solved nor always failed",
-		Long: `Play --samples episodes (default 8) of the pilot policy, the single_agent paradigm (one
-solver, no skills), on every training task that init with the same --config and --tasks would
-write (the simulated world's tasks.train_per_family per IID family, or the rows with split
-"train" of the task files, IID families only), with the configured executor. Each episode is
+		Long: `Play --samples episodes (default: tasks.pilot.samples, else 8) of the pilot policy, the
+single_agent paradigm (one solver, no skills), on every training task that init with the same
+--config and --tasks would write (the simulated world's tasks.train_per_family per IID family,
+or the rows with split "train" of the task files, IID families only) outside
+tasks.pilot.exclude_families, with the configured executor. Each episode is
 seeded from the config seed, the task id and the sample index, so the same inputs give the
 same bytes. A task succeeds in an episode whose reward is at least admission.success_threshold;
 p̂ = successes / samples.
+
+Resumable: every 64 tasks the finished rows are kept in DIR/.pilot-parts; a pilot killed and run
+again with the same inputs plays only what is left and writes the same bytes as an
+uninterrupted one (the folder is removed when the pilot completes).
 
 It writes into DIR (created if missing; the files replaced whole, never half-written):
   pilot.arrow  the pilot table (pilot@1): task_id, family, samples, successes, p_hat, kept,
@@ -35,7 +40,9 @@ It writes into DIR (created if missing; the files replaced whole, never half-wri
                and game fields the JSONL reader requires, so a simulated pool trains from
                pool.arrow (pilot says so when pool.jsonl would be refused)
 
-Then train on the pool (the paper's run, METHOD.md §1.4):
+A configuration with tasks.pilot (configs/paper-run.yaml) has init play this pilot itself and
+train on its pool (tasks/pilot.arrow in the run). Without it, train on the pool by hand
+(METHOD.md §1.4):
   evosteer pilot --config FILE --out pilot/
   evosteer init  --config FILE --tasks pilot/pool.jsonl --run runs/pooled   (task files)
   evosteer init  --config FILE --tasks pilot/pool.arrow --run runs/pooled   (simulated world)
@@ -78,6 +85,12 @@ The pool holds training rows only: add the test rows' file to init's --tasks to 
 				a := by[f]
 				fmt.Fprintf(w, "%-16s %6d %6d %10.3f\n", f, a.tasks, a.kept, a.sum/float64(a.tasks))
 			}
+			if res.Resumed > 0 {
+				fmt.Fprintf(log, "pilot: resumed %d tasks finished by an earlier, interrupted pilot into %s\n", res.Resumed, out)
+			}
+			if res.Excluded > 0 {
+				fmt.Fprintf(w, "pilot: %d training tasks of tasks.pilot.exclude_families %v not played\n", res.Excluded, cfg.Tasks.Pilot.ExcludeFamilies)
+			}
 			fmt.Fprintf(w, "pilot: %d of %d tasks kept (0 < p̂ < 1) in %s; the table in %s\n", len(res.Pool), len(res.Rows),
 				filepath.Join(out, pipeline.PoolFile), filepath.Join(out, pipeline.PilotFile))
 			if res.JSONLErr != nil {
@@ -90,7 +103,7 @@ The pool holds training rows only: add the test rows' file to init's --tasks to 
 	cmd.Flags().StringVar(&path, "config", "", "configuration file overlaid on the built-in pipeline.yaml")
 	cmd.Flags().StringVar(&out, "out", "", "folder to write pilot.arrow and pool.jsonl into (required)")
 	cmd.Flags().StringSliceVar(&taskFiles, "tasks", nil, "task files (JSONL, reference row schema) as init --tasks reads them; repeat or comma-separate")
-	cmd.Flags().IntVar(&samples, "samples", 8, "episodes of the pilot policy per training task")
+	cmd.Flags().IntVar(&samples, "samples", 0, "episodes of the pilot policy per training task (0: tasks.pilot.samples, else 8)")
 	cmd.MarkFlagRequired("out")
 	return cmd
 }

@@ -304,6 +304,17 @@ type SearchTool struct {
 type Tasks struct {
 	TrainPerFamily int `yaml:"train_per_family" json:"train_per_family"`
 	TestPerFamily  int `yaml:"test_per_family" json:"test_per_family"`
+	// Pilot, when set, has init train on a pilot pool instead of every training task
+	// (METHOD.md §1.4); nil (the released configuration) is omitted from the canonical JSON, so
+	// the hash of a configuration without it is unchanged.
+	Pilot *Pilot `yaml:"pilot,omitempty" json:"pilot,omitempty"`
+}
+
+// Pilot configures the pilot pool: init plays Samples episodes of one solver on every training
+// task outside ExcludeFamilies and keeps the tasks with 0 < p̂ < 1.
+type Pilot struct {
+	Samples         int      `yaml:"samples" json:"samples"`
+	ExcludeFamilies []string `yaml:"exclude_families,omitempty" json:"exclude_families,omitempty"`
 }
 
 // Rollout configures the rollout stage.

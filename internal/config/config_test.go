@@ -193,3 +193,23 @@ func TestUndecidedWhenExhaustedKeepsTheHash(t *testing.T) {
 		t.Fatalf("undecided_when_exhausted: true: parsed %v, hash unchanged %v", on.Admission.UndecidedWhenExhausted, on.SHA256() == def.SHA256())
 	}
 }
+
+// TestThePilotPoolKey: tasks.pilot is omitted without a pilot (the default's hash stands), and a
+// pilot that names an unknown family, excludes every family or plays no episode is refused
+// naming the key.
+func TestThePilotPoolKey(t *testing.T) {
+	def, _ := Default()
+	if strings.Contains(string(def.canonicalJSON()), "pilot") || strings.Contains(string(def.YAML()), "pilot") {
+		t.Fatal("tasks.pilot is written at its default")
+	}
+	for text, want := range map[string]string{
+		"tasks:\n  pilot:\n    samples: 0\n":                                                   "tasks.pilot.samples: must be >= 1",
+		"tasks:\n  pilot:\n    samples: 8\n    exclude_families: [chess]\n":                    `tasks.pilot.exclude_families: "chess" is not among the families`,
+		"families: [medqa]\ntasks:\n  pilot:\n    samples: 8\n    exclude_families: [medqa]\n": "excludes every family",
+	} {
+		_, err := Load(write(t, text))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", text, err, want)
+		}
+	}
+}

@@ -25,6 +25,7 @@ func TestThePaperRunConfiguration(t *testing.T) {
 	want := *def
 	want.Admission.ValidationInterval, want.Admission.AllowRepeatedTasks = 30, true
 	want.Author.StartFamilies, want.Author.MaxTrajectories = 5, 6
+	want.Tasks.Pilot = &Pilot{Samples: 8, ExcludeFamilies: []string{"alfworld"}}
 	if run.SHA256() != want.SHA256() {
 		t.Fatal("configs/paper-run.yaml changes more than its commented settings")
 	}

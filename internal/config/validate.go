@@ -205,6 +205,17 @@ func (c *Config) validate(name string, file *ast.File) error {
 
 	k.intIn("tasks.train_per_family", int64(c.Tasks.TrainPerFamily), 1, 100_000, "task records generated at init and held in memory; the reference pool holds 1,280")
 	k.intIn("tasks.test_per_family", int64(c.Tasks.TestPerFamily), 1, 100_000, "test tasks per benchmark, each played by every evaluation run; the reference uses 128")
+	if pl := c.Tasks.Pilot; pl != nil {
+		k.intIn("tasks.pilot.samples", int64(pl.Samples), 1, 1024, "episodes per training task played at init; the paper's pilot plays 8")
+		for _, f := range pl.ExcludeFamilies {
+			if !slices.Contains(c.Families, f) {
+				k.fail("tasks.pilot.exclude_families", "%q is not among the families %v", f, c.Families)
+			}
+		}
+		if !slices.ContainsFunc(c.Families, func(f string) bool { return !slices.Contains(pl.ExcludeFamilies, f) }) {
+			k.fail("tasks.pilot.exclude_families", "excludes every family: the pool would hold nothing to train on")
+		}
+	}
 	k.intIn("rollout.workers", int64(c.Rollout.Workers), 0, 4096, "episodes run at once, each with its own goroutine and state")
 	k.floatIn("rollout.max_unhealthy_share", c.Rollout.MaxUnhealthyShare, 0, 1, false, false)
 
