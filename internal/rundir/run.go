@@ -27,7 +27,8 @@ type Folder struct {
 	Config      *config.Config
 	CodeVersion string // the code that initialised the run
 
-	lock *os.File // the run's lock, while this Folder holds it (Lock)
+	lock   *os.File    // the run's lock, while this Folder holds it (Lock)
+	hashes *fileHashes // sums of the files this process wrote or hashed (hashes.go)
 }
 
 // runFile is run.yaml: the resolved configuration with its hash, so an edit is caught on load.
@@ -69,7 +70,7 @@ func Init(dir string, cfg *config.Config, codeVersion string, populate func(*Fol
 		os.Remove(tmp)
 		return nil, fmt.Errorf("init %s: %w", dir, err)
 	}
-	r := &Folder{Dir: tmp, Name: filepath.Base(filepath.Clean(dir)), Config: cfg, CodeVersion: codeVersion}
+	r := &Folder{Dir: tmp, Name: filepath.Base(filepath.Clean(dir)), Config: cfg, CodeVersion: codeVersion, hashes: newFileHashes()}
 	defer func() {
 		if err != nil {
 			r.Unlock()
@@ -210,7 +211,7 @@ func Open(dir string) (*Folder, error) {
 	if got := rf.Config.SHA256(); got != rf.ConfigSHA256 {
 		return nil, fmt.Errorf("open run %s: %s was edited: its config hashes to %s, recorded %s; start a new run instead", dir, RunFileName, got, rf.ConfigSHA256)
 	}
-	return &Folder{Dir: dir, Name: rf.Name, Config: rf.Config, CodeVersion: rf.CodeVersion}, nil
+	return &Folder{Dir: dir, Name: rf.Name, Config: rf.Config, CodeVersion: rf.CodeVersion, hashes: newFileHashes()}, nil
 }
 
 // TasksPath is the task file of a split ("train" or "test").

@@ -309,6 +309,9 @@ func (r *Folder) RunStage(ctx context.Context, step int, st Stage, force bool) (
 	if err := r.commit(step, key, rec, install); err != nil {
 		return fail(err)
 	}
+	for rel, sum := range outputs {
+		r.hashes.remember(filepath.Join(r.Dir, filepath.FromSlash(rel)), rel, sum)
+	}
 	return Result{Skipped: merged > 0 && len(reran) == 0, Merged: merged, Reran: reran, Record: rec}, nil
 }
 
@@ -317,7 +320,7 @@ func (r *Folder) upToDate(rec StageRecord, inputs map[string]string, stageSeed u
 		return false
 	}
 	for rel, want := range rec.Outputs {
-		got, err := schema.SHA256File(filepath.Join(r.Dir, filepath.FromSlash(rel)))
+		got, err := r.fileSHA256(rel)
 		if err != nil || got != want {
 			return false
 		}
@@ -352,15 +355,22 @@ func checkOutputs(written, declared []string) error {
 	return errors.Join(errs...)
 }
 
+// fileSHA256 is the sha256 of a file of the run by its path relative to the run folder
+// (remembered while the file is unchanged: hashes.go).
+func (r *Folder) fileSHA256(rel string) (string, error) {
+	return r.hashes.sha256(filepath.Join(r.Dir, filepath.FromSlash(rel)), rel)
+}
+
 // hashFiles gives the sha256 of each file by its path relative to the run folder.
 func (r *Folder) hashFiles(paths []string) (map[string]string, error) {
 	out := make(map[string]string, len(paths))
 	for _, p := range paths {
-		sum, err := schema.SHA256File(p)
+		rel := r.Rel(p)
+		sum, err := r.hashes.sha256(p, rel)
 		if err != nil {
 			return nil, fmt.Errorf("input %s: %w", p, err)
 		}
-		out[r.Rel(p)] = sum
+		out[rel] = sum
 	}
 	return out, nil
 }
@@ -442,7 +452,7 @@ func (r *Folder) Verify(step int) error {
 			return fmt.Errorf("step %d stage %s was run with configuration %s, the run's is %s (the step folder comes from another run): %s", step, key, rec.ConfigSHA256, r.Config.SHA256(), r.recomputeStep(step))
 		}
 		for _, rel := range slices.Sorted(maps.Keys(rec.Outputs)) {
-			got, err := schema.SHA256File(filepath.Join(r.Dir, filepath.FromSlash(rel)))
+			got, err := r.fileSHA256(rel)
 			if errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("step %d stage %s: its output %s is missing (was its stage folder deleted?): %s", step, key, rel, r.recompute(m, key))
 			}
