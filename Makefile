@@ -7,7 +7,9 @@ VERSION     := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS     := -X main.version=$(VERSION)
 BIN         := bin/evosteer
 RUN         ?= runs/demo
-CONFIG      ?= pipeline.yaml
+# make run trains the paper's run (docs/METHOD.md §1.1): its pilot pool and admission settings;
+# CONFIG=pipeline.yaml trains the released configuration.
+CONFIG      ?= configs/paper-run.yaml
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .PHONY: all build run step eval rollout rescore aggregate update validate author test bench fmt vet check clean
@@ -104,18 +106,20 @@ ABL_DIR     ?= runs/ablations
 ABL_SEEDS   ?= 2
 ABL_STEPS   ?= 40
 ABL_JOBS    ?= 2
+ABL_CONFIG  ?= $(CONFIG)
 
 ## ablations: the paper's comparisons (Table 2: ablations and fixed paradigms; Figure 4a:
 ## objectives with update cost) and the study over β (2, 4, 6) at a reduced scale; writes
 ## $(ABL_DIR)/table2.md, objectives.md and beta.md
 .PHONY: ablations
 ablations: build
-	./$(BIN) ablations --dir $(ABL_DIR) --seeds $(ABL_SEEDS) --steps $(ABL_STEPS) --jobs $(ABL_JOBS)
+	./$(BIN) ablations --config $(ABL_CONFIG) --dir $(ABL_DIR) --seeds $(ABL_SEEDS) --steps $(ABL_STEPS) --jobs $(ABL_JOBS)
 
 # The exact world's full curves: every objective, EXACT_STEPS steps, then AnchorTB and TB in the
 # noisy world (about 5 minutes on 2 cores).
 EXACT_DIR          ?= runs/exact
 EXACT_STEPS        ?= 300
+EXACT_CONFIG       ?= pipeline.yaml
 EXACT_NOISY_CONFIG ?= configs/exact-noisy.yaml
 
 ## exact: train anchortb, tb, ppo and grpo on the enumerable world (internal/exact) and measure θ's
@@ -123,7 +127,7 @@ EXACT_NOISY_CONFIG ?= configs/exact-noisy.yaml
 ## point is P_KL ∝ ρ·exp(β·E[r]); writes $(EXACT_DIR)/curve.arrow, curve.md and $(EXACT_DIR)-noisy/
 .PHONY: exact
 exact: build
-	./$(BIN) exact --config $(CONFIG) --steps $(EXACT_STEPS) --out $(EXACT_DIR) --check
+	./$(BIN) exact --config $(EXACT_CONFIG) --steps $(EXACT_STEPS) --out $(EXACT_DIR) --check
 	./$(BIN) exact --config $(EXACT_NOISY_CONFIG) --reward-noise --objectives anchortb,tb --steps $(EXACT_STEPS) --out $(EXACT_DIR)-noisy --check
 
 # The world fit's output folder; make calibrate then compares its world with the committed one.
