@@ -2,13 +2,17 @@
 // "Admission study") through the project's own ledger, schedule and window rules and prints
 // its markdown table; progress goes to stderr.
 //
-//	admission-study [-runs 2000] [-seed 1] [-workers 0] [-config overlay.yaml]
+//	admission-study [-runs 2000] [-seed 1] [-workers 0] [-config overlay.yaml] [-rules released,attainable,...]
+//
+// After the table it prints the contrasts of attainable against released spending paired by
+// run (admission.PairedTable), for the rules it ran.
 package main
 
 import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/evosteer/evosteer-go/comparisons/admission"
@@ -20,22 +24,43 @@ func main() {
 	seed := flag.Uint64("seed", 1, "seed of the simulated pair outcomes")
 	workers := flag.Int("workers", 0, "parallel runs (0: GOMAXPROCS)")
 	overlay := flag.String("config", "", "configuration overlay (default: the built-in pipeline.yaml)")
+	ruleKeys := flag.String("rules", strings.Join(keys(admission.Rules()), ","), "comma-separated rules to run")
 	flag.Parse()
-	base, err := config.Default()
-	if *overlay != "" {
-		base, err = config.Load(*overlay)
-	}
-	if err != nil {
+	if err := run(*runs, *seed, *workers, *overlay, strings.Split(*ruleKeys, ",")); err != nil {
 		fmt.Fprintln(os.Stderr, "admission-study:", err)
 		os.Exit(1)
+	}
+}
+
+func run(runs int, seed uint64, workers int, overlay string, ruleKeys []string) error {
+	rules, err := admission.SelectRules(ruleKeys)
+	if err != nil {
+		return fmt.Errorf("-rules: %w", err)
+	}
+	base, err := config.Default()
+	if overlay != "" {
+		base, err = config.Load(overlay)
+	}
+	if err != nil {
+		return err
 	}
 	start := time.Now()
-	st := admission.Study{Base: base, Runs: *runs, Seed: *seed, FixedN: 256, Workers: *workers, Progress: os.Stderr}
-	res, err := st.Run(admission.Settings(), admission.Rules())
+	st := admission.Study{Base: base, Runs: runs, Seed: seed, FixedN: 256, Workers: workers, Progress: os.Stderr}
+	res, err := st.Run(admission.Settings(), rules)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "admission-study:", err)
-		os.Exit(1)
+		return err
 	}
-	fmt.Printf("admission study: %d runs per setting and rule, seed %d, config sha256 %s (%s)\n\n", *runs, *seed, base.SHA256(), time.Since(start).Round(time.Second))
+	fmt.Printf("admission study: %d runs per setting and rule, seed %d, rules %s, config sha256 %s (%s)\n\n",
+		runs, seed, strings.Join(keys(rules), ","), base.SHA256(), time.Since(start).Round(time.Second))
 	admission.Table(os.Stdout, res)
+	fmt.Println()
+	return admission.PairedTable(os.Stdout, res)
+}
+
+func keys(rules []admission.Rule) []string {
+	out := make([]string, len(rules))
+	for i, r := range rules {
+		out[i] = r.Key
+	}
+	return out
 }
