@@ -142,12 +142,14 @@ calibrate: build
 	@cmp $(CAL_DIR)/world.yaml configs/world-paper.yaml && echo "$(CAL_DIR)/world.yaml is the committed default world, byte for byte"
 
 ## admission-study: the admission study (comparisons/admission, docs/RESULTS.md "Admission
-## study"): ADMISSION_RUNS (2000) seeded runs per setting and rule through the project's ledger,
-## schedule and windows; prints the table, progress on stderr (about 45 minutes on 2 cores at 2000)
+## study"): ADMISSION_RUNS (2000) seeded runs per setting and rule (ADMISSION_RULES, all six by
+## default) through the project's ledger, schedule and windows; prints the table and the paired
+## contrasts of attainable spending, progress on stderr (about 70 minutes on 2 cores at 2000)
 ADMISSION_RUNS ?= 2000
+ADMISSION_RULES ?= released,undecided,attainable,paper,paper-attainable,fixed
 .PHONY: admission-study
 admission-study:
-	go run -tags duckdb_arrow ./cmd/admission-study -runs $(ADMISSION_RUNS)
+	go run -tags duckdb_arrow ./cmd/admission-study -runs $(ADMISSION_RUNS) -rules $(ADMISSION_RULES)
 
 ## test: the default suite (what CI runs), every benchmark once at its -short size (a few seconds
 ## in all, so none rots), plus the build without the duckdb_arrow tag

@@ -3,12 +3,21 @@
 // its markdown table; progress goes to stderr.
 //
 //	admission-study [-runs 2000] [-seed 1] [-workers 0] [-config overlay.yaml]
+//	                [-rules released,attainable,...] [-settings 0,4,6]
+//
+// -settings picks settings by their index in admission.Settings (the table's order, from 0); a
+// setting's numbers do not depend on which others run.
+//
+// After the table it prints the contrasts of attainable against released spending paired by
+// run (admission.PairedTable), for the rules it ran.
 package main
 
 import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/evosteer/evosteer-go/comparisons/admission"
@@ -20,22 +29,66 @@ func main() {
 	seed := flag.Uint64("seed", 1, "seed of the simulated pair outcomes")
 	workers := flag.Int("workers", 0, "parallel runs (0: GOMAXPROCS)")
 	overlay := flag.String("config", "", "configuration overlay (default: the built-in pipeline.yaml)")
+	ruleKeys := flag.String("rules", strings.Join(keys(admission.Rules()), ","), "comma-separated rules to run")
+	settingIdx := flag.String("settings", "", "comma-separated indices of the settings to run, from 0 in the table's order (default: all)")
 	flag.Parse()
-	base, err := config.Default()
-	if *overlay != "" {
-		base, err = config.Load(*overlay)
-	}
-	if err != nil {
+	if err := run(*runs, *seed, *workers, *overlay, strings.Split(*ruleKeys, ","), *settingIdx); err != nil {
 		fmt.Fprintln(os.Stderr, "admission-study:", err)
 		os.Exit(1)
+	}
+}
+
+func run(runs int, seed uint64, workers int, overlay string, ruleKeys []string, settingIdx string) error {
+	rules, err := admission.SelectRules(ruleKeys)
+	if err != nil {
+		return fmt.Errorf("-rules: %w", err)
+	}
+	settings, err := selectSettings(settingIdx)
+	if err != nil {
+		return fmt.Errorf("-settings: %w", err)
+	}
+	base, err := config.Default()
+	if overlay != "" {
+		base, err = config.Load(overlay)
+	}
+	if err != nil {
+		return err
 	}
 	start := time.Now()
-	st := admission.Study{Base: base, Runs: *runs, Seed: *seed, FixedN: 256, Workers: *workers, Progress: os.Stderr}
-	res, err := st.Run(admission.Settings(), admission.Rules())
+	st := admission.Study{Base: base, Runs: runs, Seed: seed, FixedN: 256, Workers: workers, Progress: os.Stderr}
+	res, err := st.Run(settings, rules)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "admission-study:", err)
-		os.Exit(1)
+		return err
 	}
-	fmt.Printf("admission study: %d runs per setting and rule, seed %d, config sha256 %s (%s)\n\n", *runs, *seed, base.SHA256(), time.Since(start).Round(time.Second))
+	fmt.Printf("admission study: %d runs per setting and rule, seed %d, rules %s, config sha256 %s (%s)\n\n",
+		runs, seed, strings.Join(keys(rules), ","), base.SHA256(), time.Since(start).Round(time.Second))
 	admission.Table(os.Stdout, res)
+	fmt.Println()
+	return admission.PairedTable(os.Stdout, res)
+}
+
+// selectSettings returns the settings of admission.Settings at the comma-separated indices,
+// all of them when there are none.
+func selectSettings(indices string) ([]admission.Setting, error) {
+	all := admission.Settings()
+	if indices == "" {
+		return all, nil
+	}
+	var out []admission.Setting
+	for _, f := range strings.Split(indices, ",") {
+		i, err := strconv.Atoi(f)
+		if err != nil || i < 0 || i >= len(all) {
+			return nil, fmt.Errorf("%q is not an index from 0 to %d", f, len(all)-1)
+		}
+		out = append(out, all[i])
+	}
+	return out, nil
+}
+
+func keys(rules []admission.Rule) []string {
+	out := make([]string, len(rules))
+	for i, r := range rules {
+		out[i] = r.Key
+	}
+	return out
 }

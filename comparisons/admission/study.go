@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"cmp"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -45,19 +46,23 @@ func (s Setting) stream() uint64 {
 
 // Rule is an admission configuration, set on the admission block of the base configuration.
 type Rule struct {
+	Key        string // what -rules of cmd/admission-study selects it by
 	Name       string
-	Repeats    bool // admission.allow_repeated_tasks
-	Interval   int  // admission.validation_interval
-	Undecided  bool // admission.undecided_when_exhausted
-	FixedCount bool // the sequential-validation ablation: promote after fixed_count_k treatment successes
+	Repeats    bool            // admission.allow_repeated_tasks
+	Interval   int             // admission.validation_interval
+	Undecided  bool            // admission.undecided_when_exhausted
+	Spending   config.Spending // admission.spending ("": released)
+	FixedCount bool            // the sequential-validation ablation: promote after fixed_count_k treatment successes
 }
 
 // The rules the study compares.
 var (
-	Released  = Rule{Name: "released", Interval: 1}
-	Exhausted = Rule{Name: "released + undecided_when_exhausted", Interval: 1, Undecided: true}
-	PaperRun  = Rule{Name: "paper run (repeats, looks every 30)", Repeats: true, Interval: 30}
-	FixedK    = Rule{Name: "fixed count (k = fixed_count_k)", Interval: 1, FixedCount: true}
+	Released        = Rule{Key: "released", Name: "released", Interval: 1}
+	Exhausted       = Rule{Key: "undecided", Name: "released + undecided_when_exhausted", Interval: 1, Undecided: true}
+	Attainable      = Rule{Key: "attainable", Name: "released + attainable spending", Interval: 1, Spending: config.SpendingAttainable}
+	PaperRun        = Rule{Key: "paper", Name: "paper run (repeats, looks every 30)", Repeats: true, Interval: 30}
+	PaperAttainable = Rule{Key: "paper-attainable", Name: "paper run + attainable spending", Repeats: true, Interval: 30, Spending: config.SpendingAttainable}
+	FixedK          = Rule{Key: "fixed", Name: "fixed count (k = fixed_count_k)", Interval: 1, FixedCount: true}
 )
 
 // Result is what the runs of one setting under one rule gave.
@@ -81,6 +86,9 @@ type Result struct {
 	// direction half its level).
 	FixedN                                     int
 	FixedSamplePromoted, FixedSampleFamilyWise int
+	// PromotedByRun is the number of first candidates promoted in each run, in run order: run
+	// i of a setting draws from the same generator under every rule, so two rules' runs pair.
+	PromotedByRun []int
 }
 
 // Power is the share of first candidates promoted.
@@ -202,6 +210,7 @@ func ruleConfig(base *config.Config, r Rule) (*config.Config, error) {
 	cfg := base.Clone()
 	a := &cfg.Admission
 	a.AllowRepeatedTasks, a.ValidationInterval, a.UndecidedWhenExhausted = r.Repeats, r.Interval, r.Undecided
+	a.Spending = cmp.Or(r.Spending, config.SpendingReleased)
 	cfg.Ablations = slices.DeleteFunc(cfg.Ablations, func(s string) bool { return s == "sequential-validation" })
 	if r.FixedCount {
 		cfg.Ablations = append(cfg.Ablations, "sequential-validation")
@@ -250,6 +259,7 @@ func (r *Result) add(x runResult) {
 	r.FirstPromoted += x.firstPromoted
 	r.FirstDecided += x.firstDecided
 	r.PairsToDecision = append(r.PairsToDecision, x.pairsToDecision...)
+	r.PromotedByRun = append(r.PromotedByRun, x.firstPromoted)
 	r.Promotions += x.promotions
 	if x.promotions > 0 {
 		r.RunsPromoting++
@@ -409,6 +419,56 @@ func Table(out io.Writer, results []Result) {
 	}
 }
 
+// Contrasts are the rule pairs PairedTable compares: each rule under attainable spending
+// against the same rule under released spending.
+var Contrasts = [][2]string{{Attainable.Key, Released.Key}, {PaperAttainable.Key, PaperRun.Key}}
+
+// PairedGain is the power of a minus the power of b, paired by run: the mean over runs of the
+// difference in the share of first candidates promoted, with its standard error over runs. It
+// fails unless a and b are the same setting and number of runs.
+func PairedGain(a, b Result) (gain, se float64, err error) {
+	if a.Setting != b.Setting || a.Runs != b.Runs || a.Runs < 2 || len(a.PromotedByRun) != a.Runs || len(b.PromotedByRun) != b.Runs {
+		return 0, 0, fmt.Errorf("%s on %v (%d runs) and %s on %v (%d runs) do not pair", a.Rule.Name, a.Setting, a.Runs, b.Rule.Name, b.Setting, b.Runs)
+	}
+	n, c := float64(a.Runs), float64(a.Setting.Candidates)
+	var sum, sq float64
+	for i := range a.PromotedByRun {
+		d := float64(a.PromotedByRun[i]-b.PromotedByRun[i]) / c
+		sum, sq = sum+d, sq+d*d
+	}
+	gain = sum / n
+	return gain, math.Sqrt(max(0, sq/n-gain*gain) / (n - 1)), nil
+}
+
+// PairedTable writes, for every setting and every contrast (Contrasts) whose two rules the
+// results hold, the two powers, their difference paired by run with its standard error, and
+// the runs promoting anything under each rule with their 95% upper bounds (the family-wise
+// false promotion under p = ½).
+func PairedTable(out io.Writer, results []Result) error {
+	fmt.Fprintln(out, "| setting | rules | promoted: rule / against | paired difference | runs promoting (95% upper): rule / against |")
+	fmt.Fprintln(out, "|---|---|---:|---:|---:|")
+	for _, a := range results {
+		for _, c := range Contrasts {
+			if a.Rule.Key != c[0] {
+				continue
+			}
+			i := slices.IndexFunc(results, func(b Result) bool { return b.Rule.Key == c[1] && b.Setting == a.Setting })
+			if i < 0 {
+				continue
+			}
+			b := results[i]
+			gain, se, err := PairedGain(a, b)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "| %v | %s vs %s | %.1f%% / %.1f%% | %+.1f ± %.1f points | %d/%d (%.2f%%) / %d/%d (%.2f%%) |\n",
+				a.Setting, a.Rule.Key, b.Rule.Key, 100*a.Power(), 100*b.Power(), 100*gain, 100*se,
+				a.RunsPromoting, a.Runs, 100*a.FamilyWiseUpper(), b.RunsPromoting, b.Runs, 100*b.FamilyWiseUpper())
+		}
+	}
+	return nil
+}
+
 func median(r Result) string {
 	m := r.MedianPairs()
 	if math.IsNaN(m) {
@@ -433,5 +493,26 @@ func Settings() []Setting {
 }
 
 // Rules are the study's rules: the released ones, the released ones with exhausted comparisons
-// ending undecided, the paper run's and fixed-count admission.
-func Rules() []Rule { return []Rule{Released, Exhausted, PaperRun, FixedK} }
+// ending undecided, the released ones with attainable spending, the paper run's with and
+// without attainable spending, and fixed-count admission.
+func Rules() []Rule {
+	return []Rule{Released, Exhausted, Attainable, PaperRun, PaperAttainable, FixedK}
+}
+
+// SelectRules returns the study's rules with the given keys, in the order given.
+func SelectRules(keys []string) ([]Rule, error) {
+	all := Rules()
+	var out []Rule
+	for _, k := range keys {
+		i := slices.IndexFunc(all, func(r Rule) bool { return r.Key == k })
+		if i < 0 {
+			known := make([]string, len(all))
+			for j, r := range all {
+				known[j] = r.Key
+			}
+			return nil, fmt.Errorf("unknown rule %q (known: %s)", k, strings.Join(known, ", "))
+		}
+		out = append(out, all[i])
+	}
+	return out, nil
+}

@@ -1,7 +1,9 @@
 package admission
 
 import (
+	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,9 +11,10 @@ import (
 )
 
 // TestTinyStudy runs a small study through the project's ledger, schedule and windows and
-// checks real properties: under the null the family-wise false promotion share is consistent
-// with at most α (its 95% Clopper–Pearson lower bound is ≤ α), no run spends more than α, power
-// grows with p, and the same seed gives the same numbers.
+// checks real properties, under every rule, attainable spending included: under the null the
+// family-wise false promotion share is consistent with at most α (its 95% Clopper–Pearson
+// lower bound is ≤ α), no run spends more than α, power grows with p, and the same seed gives
+// the same numbers; the paired table pairs every attainable rule with its released one.
 func TestTinyStudy(t *testing.T) {
 	base, err := config.Default()
 	if err != nil {
@@ -20,7 +23,7 @@ func TestTinyStudy(t *testing.T) {
 	start := time.Now()
 	st := Study{Base: base, Runs: 40, Seed: 7, FixedN: 256, Workers: 4}
 	settings := []Setting{{P: 0.5, Tie: 0.2, Candidates: 6, Steps: 40}, {P: 0.7, Tie: 0.2, Candidates: 6, Steps: 40}, {P: 0.9, Tie: 0.2, Candidates: 6, Steps: 40}}
-	rules := []Rule{Released, Exhausted, PaperRun}
+	rules := []Rule{Released, Exhausted, PaperRun, Attainable, PaperAttainable}
 	res, err := st.Run(settings, rules)
 	if err != nil {
 		t.Fatal(err)
@@ -50,6 +53,16 @@ func TestTinyStudy(t *testing.T) {
 		if a, b := at(si, 0), at(si, 1); a.FirstPromoted != b.FirstPromoted || a.Promotions != b.Promotions || a.AlphaSum != b.AlphaSum {
 			t.Errorf("%v: undecided_when_exhausted changed a run that exhausts nothing", a.Setting)
 		}
+	}
+	var paired strings.Builder
+	if err := PairedTable(&paired, res); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(paired.String(), "\n"); n != 2+len(settings)*len(Contrasts) {
+		t.Errorf("paired table: %d lines\n%s", n, paired.String())
+	}
+	if testing.Verbose() {
+		fmt.Print(paired.String())
 	}
 	again, err := Study{Base: base, Runs: 40, Seed: 7, FixedN: 256, Workers: 1}.Run(settings[1:2], rules[:1])
 	if err != nil {

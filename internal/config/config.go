@@ -97,7 +97,27 @@ type Admission struct {
 	// by default, the release's behaviour (the comparison stays open); omitted from the
 	// canonical JSON and run.yaml when false, so that configurations without it keep their hash.
 	UndecidedWhenExhausted bool `yaml:"undecided_when_exhausted,omitempty" json:"undecided_when_exhausted,omitempty"`
+	// Spending is the alpha-spending rule of the sign-test looks (METHOD.md §5.6): released,
+	// the paper's and the release's (every look spends its level), or attainable, beyond the
+	// paper (a look that cannot reject at its level spends nothing and leaves its budget to
+	// the next look that can). Omitted from the canonical JSON and run.yaml at released
+	// (Spending.IsZero), so that configurations without it keep their hash.
+	Spending Spending `yaml:"spending,omitempty" json:"spending,omitzero"`
 }
+
+// Spending names an alpha-spending rule (Admission.Spending).
+type Spending string
+
+// The values of admission.spending.
+const (
+	SpendingReleased   Spending = "released"
+	SpendingAttainable Spending = "attainable"
+)
+
+// IsZero reports the default rule, released, so that encoding/json (omitzero) and go-yaml
+// (omitempty) leave the key out at its default; "" is what a configuration decoded from JSON
+// without the key holds (Clone), and it means released too.
+func (s Spending) IsZero() bool { return s == "" || s == SpendingReleased }
 
 // Author configures the skill author windows.
 type Author struct {

@@ -156,6 +156,7 @@ func (c *Config) validate(name string, file *ast.File) error {
 	k.intMin("admission.validation_interval", int64(a.ValidationInterval), 1)
 	k.intMin("admission.retirement_interval", int64(a.RetirementInterval), 1)
 	k.intMin("admission.fixed_count_k", int64(a.FixedCountK), 1)
+	k.oneOf("admission.spending", string(a.Spending), string(SpendingReleased), string(SpendingAttainable))
 
 	au := c.Author
 	k.oneOf("author.backend", au.Backend, "sim", "openai")

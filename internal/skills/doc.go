@@ -63,6 +63,10 @@
 // validated skills (defer_capacity otherwise, the comparison stays open); else defer. Ties
 // never cause a look.
 //
+// Under admission.spending attainable (beyond the paper; the default, released, is the paper's
+// rule) a look that cannot reject at the level of the next index l, 2^−D > level/2, spends
+// nothing, writes no event and keeps l for the first later look that can.
+//
 // Under admission.undecided_when_exhausted (off by default: the release keeps such a
 // comparison open for ever) a comparison that can receive no further eligible pair — tasks may
 // not repeat and its eligible pairs have used every training task of its family

@@ -301,11 +301,23 @@ func (g *Ledger) pair(p schema.PairRow) {
 
 // look performs the next look of c: level α/(j(j+1)l(l+1)) spent, α/2 of it per direction,
 // retire checked first (METHOD.md §5.6).
+//
+// Under admission.spending attainable (beyond the paper) a look that cannot reject in either
+// direction at the level of the next index l spends nothing and emits nothing, and l does not
+// advance: that level is kept for the first later look that can reject. Emitting nothing keeps
+// every look event a spending one (look_l counts spent indices, the look and defer counts of
+// the summaries and the report are tests that were made), and replay stays exact because it
+// re-executes the same rule on the same counts. lastTested still advances, so the comparison
+// is looked at again only once it has new discordant pairs, as under released: with the same
+// D and l the look could not reject then either, and both rules look at the same steps.
 func (g *Ledger) look(c *comparison) {
-	c.looks++
 	c.lastTested = c.w + c.l
-	level := stats.SpendLevel(g.limits.Alpha, c.j, c.looks)
+	level := stats.SpendLevel(g.limits.Alpha, c.j, c.looks+1)
 	each := level / 2
+	if g.limits.Spending == config.SpendingAttainable && !canReject(c.w+c.l, each) {
+		return
+	}
+	c.looks++
 	pPlus, pMinus := stats.SignTest(int(c.w), int(c.l))
 	g.alphaSpent += level
 	lookRow := func(event string) schema.LedgerRow {
@@ -338,6 +350,12 @@ func (g *Ledger) look(c *comparison) {
 		g.emit(lookRow(EventDefer))
 	}
 }
+
+// canReject reports whether a look at d discordant pairs can reject in some direction, each
+// direction tested at level each: the smallest p-value its sign test can give is P(Bin(d, ½) ≥ d) = 2^−d,
+// computed by the same stats.UpperTail as the test itself, so a look skipped under attainable
+// spending is one whose test could not have rejected whatever the split of wins and losses.
+func canReject(d int64, each float64) bool { return stats.UpperTail(int(d), int(d)) <= each }
 
 // admitByCount is fixed-count admission: a candidate whose pairs brought new treatment
 // successes this step is promoted once it has fixed_count_k of them (defer_capacity when its
