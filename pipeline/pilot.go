@@ -126,6 +126,25 @@ func Pilot(ctx context.Context, cfg *config.Config, taskFiles []string, dir stri
 	return res, nil
 }
 
+// PilotTrainingPool is the training pool init would write for cfg on the simulated world under
+// tasks.pilot (the pilot's kept tasks; PilotPool), without a run folder: what the admission
+// study sizes its families by.
+func PilotTrainingPool(ctx context.Context, cfg *config.Config) ([]tasks.Task, error) {
+	train, _, err := TrainTasks(cfg, nil)
+	if err != nil {
+		return nil, fmt.Errorf("pilot: %w", err)
+	}
+	o, err := pilotOptions(cfg, PilotOptions{})
+	if err != nil {
+		return nil, err
+	}
+	res, err := playPilot(ctx, cfg, train, o, "")
+	if err != nil {
+		return nil, err
+	}
+	return res.Pool, nil
+}
+
 // pilotOptions fills in the samples from the configuration and checks them.
 func pilotOptions(cfg *config.Config, o PilotOptions) (PilotOptions, error) {
 	if o.Samples == 0 {

@@ -3,7 +3,11 @@
 // its markdown table; progress goes to stderr.
 //
 //	admission-study [-runs 2000] [-seed 1] [-workers 0] [-config overlay.yaml]
-//	                [-rules released,attainable,...] [-settings 0,4,6]
+//	                [-rules released,attainable,...] [-settings 0,4,6] [-candidates N]
+//
+// With a configuration under tasks.pilot (configs/paper-run.yaml) the families hold the pilot
+// pool's training tasks, which init would write; -candidates sets every setting's proposing
+// families (a pool of five families holds at most five candidates).
 //
 // -settings picks settings by their index in admission.Settings (the table's order, from 0); a
 // setting's numbers do not depend on which others run.
@@ -13,6 +17,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -22,6 +27,7 @@ import (
 
 	"github.com/evosteer/evosteer-go/comparisons/admission"
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/pipeline"
 )
 
 func main() {
@@ -31,14 +37,15 @@ func main() {
 	overlay := flag.String("config", "", "configuration overlay (default: the built-in pipeline.yaml)")
 	ruleKeys := flag.String("rules", strings.Join(keys(admission.Rules()), ","), "comma-separated rules to run")
 	settingIdx := flag.String("settings", "", "comma-separated indices of the settings to run, from 0 in the table's order (default: all)")
+	candidates := flag.Int("candidates", 0, "proposing families of every setting run (0: each setting's own)")
 	flag.Parse()
-	if err := run(*runs, *seed, *workers, *overlay, strings.Split(*ruleKeys, ","), *settingIdx); err != nil {
+	if err := run(*runs, *seed, *workers, *overlay, strings.Split(*ruleKeys, ","), *settingIdx, *candidates); err != nil {
 		fmt.Fprintln(os.Stderr, "admission-study:", err)
 		os.Exit(1)
 	}
 }
 
-func run(runs int, seed uint64, workers int, overlay string, ruleKeys []string, settingIdx string) error {
+func run(runs int, seed uint64, workers int, overlay string, ruleKeys []string, settingIdx string, candidates int) error {
 	rules, err := admission.SelectRules(ruleKeys)
 	if err != nil {
 		return fmt.Errorf("-rules: %w", err)
@@ -56,6 +63,23 @@ func run(runs int, seed uint64, workers int, overlay string, ruleKeys []string, 
 	}
 	start := time.Now()
 	st := admission.Study{Base: base, Runs: runs, Seed: seed, FixedN: 256, Workers: workers, Progress: os.Stderr}
+	if base.Tasks.Pilot != nil {
+		// The configuration trains on a pilot pool (configs/paper-run.yaml): size the families by it.
+		pool, err := pipeline.PilotTrainingPool(context.Background(), base)
+		if err != nil {
+			return err
+		}
+		st.TasksPerFamily = map[string]int{}
+		for _, t := range pool {
+			st.TasksPerFamily[t.Family]++
+		}
+		fmt.Fprintf(os.Stderr, "admission-study: the pilot pool of tasks.pilot: %d tasks, by family %v\n", len(pool), st.TasksPerFamily)
+	}
+	if candidates > 0 {
+		for i := range settings {
+			settings[i].Candidates = candidates
+		}
+	}
 	res, err := st.Run(settings, rules)
 	if err != nil {
 		return err

@@ -24,7 +24,7 @@ import (
 
 // Setting is one simulated situation: the pair law of every skill of an active family (P, the
 // treatment share of the non-tie pairs, and Tie, the tie rate), how many families' authors
-// propose (Candidates, the first that many of the configured families; the others' windows
+// propose (Candidates, the first that many of the families with training tasks; the others' windows
 // end without a proposal) and the run length.
 type Setting struct {
 	P, Tie     float64
@@ -131,26 +131,27 @@ func (r Result) FixedSamplePower() float64 {
 // Study runs settings × rules, Runs runs each, on the base configuration (its families,
 // batch, tasks.train_per_family, seed, author windows and admission limits).
 type Study struct {
-	Base     *config.Config
-	Runs     int
-	Seed     uint64
-	FixedN   int       // pairs per candidate of the fixed-sample test (256)
-	Workers  int       // 0: GOMAXPROCS
-	Progress io.Writer // nil: none
+	Base   *config.Config
+	Runs   int
+	Seed   uint64
+	FixedN int // pairs per candidate of the fixed-sample test (256)
+	// TasksPerFamily is the training pool's size per family (a pilot pool's, cmd/admission-study
+	// under tasks.pilot); nil gives every family tasks.train_per_family.
+	TasksPerFamily map[string]int
+	Workers        int       // 0: GOMAXPROCS
+	Progress       io.Writer // nil: none
 }
 
 // Run runs every setting under every rule; results in settings-major order. It is
 // deterministic: run i of a setting draws from a generator seeded by (Seed, setting, i), the
 // same under every rule, whatever the number of workers.
 func (st Study) Run(settings []Setting, rules []Rule) ([]Result, error) {
-	maxSteps := 0
+	w := newWorld(st.Base, st.TasksPerFamily, maxStepsOf(settings))
 	for _, s := range settings {
-		maxSteps = max(maxSteps, s.Steps)
-		if s.Candidates < 1 || s.Candidates > len(st.Base.Families) {
-			return nil, fmt.Errorf("setting %v: candidates must be 1 to %d", s, len(st.Base.Families))
+		if s.Candidates < 1 || s.Candidates > len(w.pooled) {
+			return nil, fmt.Errorf("setting %v: candidates must be 1 to %d, the families with training tasks", s, len(w.pooled))
 		}
 	}
-	w := newWorld(st.Base, maxSteps)
 	workers := st.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -226,19 +227,37 @@ type world struct {
 	family   map[string]string // task id -> family (its task type)
 	counts   map[string]int    // training tasks per family
 	trained  map[string]bool
+	pooled   []string   // the families with training tasks, in configuration order
 	schedule [][]string // step k (from 1) at index k−1
 }
 
-func newWorld(cfg *config.Config, steps int) *world {
+func maxStepsOf(settings []Setting) int {
+	n := 0
+	for _, s := range settings {
+		n = max(n, s.Steps)
+	}
+	return n
+}
+
+// newWorld holds perFamily[f] training tasks of each family (tasks.train_per_family of every
+// family when perFamily is nil) and the rollout's schedule over them for steps steps.
+func newWorld(cfg *config.Config, perFamily map[string]int, steps int) *world {
 	w := &world{family: map[string]string{}, counts: map[string]int{}, trained: map[string]bool{}}
 	byFamily := map[string][]string{}
 	for _, f := range cfg.Families {
-		for i := range cfg.Tasks.TrainPerFamily {
+		n := cfg.Tasks.TrainPerFamily
+		if perFamily != nil {
+			n = perFamily[f]
+		}
+		for i := range n {
 			id := fmt.Sprintf("%s-%04d", f, i)
 			byFamily[f] = append(byFamily[f], id)
 			w.family[id] = f
 		}
-		w.counts[f], w.trained[f] = cfg.Tasks.TrainPerFamily, cfg.Tasks.TrainPerFamily > 0
+		w.counts[f], w.trained[f] = n, n > 0
+		if n > 0 {
+			w.pooled = append(w.pooled, f)
+		}
 	}
 	for k := 1; k <= steps; k++ {
 		w.schedule = append(w.schedule, rollout.Schedule(cfg.Seed, k, cfg.Batch.Tasks, cfg.Families, byFamily))
@@ -295,7 +314,7 @@ func (w *world) run(cfg *config.Config, rule Rule, s Setting, rng *rand.Rand) (r
 		g.SetFamilyTasks(w.counts)
 	}
 	active := map[string]bool{}
-	for _, f := range cfg.Families[:s.Candidates] {
+	for _, f := range w.pooled[:s.Candidates] {
 		active[f] = true
 	}
 	first := map[string]bool{} // skill id -> is a first candidate
