@@ -109,6 +109,15 @@ func TestDomainsRefused(t *testing.T) {
 		{"pair outcome", func(t *testing.T) (string, error) {
 			return badRows(t, Pairs, func(r []PairRow) { r[1].Outcome = "draw" })
 		}, `row 1: column "outcome": "draw" is not one of win, loss, tie`},
+		{"pooled episodes", func(t *testing.T) (string, error) {
+			return badRows(t, AnchorPool, func(r []AnchorPoolRow) { r[1].Episodes = 0 })
+		}, `row 1: column "episodes": 0 is below 1`},
+		{"pooled reward sum", func(t *testing.T) (string, error) {
+			return badRows(t, AnchorPool, func(r []AnchorPoolRow) { r[0].RewardSum = -0.5 })
+		}, `row 0: column "reward_sum": -0.5 is below 0`},
+		{"first step of a used key", func(t *testing.T) (string, error) {
+			return badRows(t, PairsUsed, func(r []PairsUsedRow) { r[2].FirstStep = 0 })
+		}, `row 2: column "first_step": 0 is below 1`},
 		{"ledger outcome (nullable)", func(t *testing.T) (string, error) {
 			return badRows(t, Ledger, func(r []LedgerRow) { r[0].Outcome = str("won") })
 		}, `row 0: column "outcome": "won" is not one of win, loss, tie`},

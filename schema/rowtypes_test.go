@@ -19,6 +19,8 @@ func TestRowTypesBindToTheirTables(t *testing.T) {
 		{Corrections, func() error { _, err := Build(Corrections, []CorrectionRow{{}}); return err }},
 		{ValueData, func() error { _, err := Build(ValueData, []ValueRow{{}}); return err }},
 		{Pairs, func() error { _, err := Build(Pairs, []PairRow{{}}); return err }},
+		{AnchorPool, func() error { _, err := Build(AnchorPool, []AnchorPoolRow{{}}); return err }},
+		{PairsUsed, func() error { _, err := Build(PairsUsed, []PairsUsedRow{{}}); return err }},
 		{Tasks, func() error { _, err := Build(Tasks, []TaskRow{{}}); return err }},
 		{SimTruth, func() error { _, err := Build(SimTruth, []SimTruthRow{{}}); return err }},
 		{Scores, func() error { _, err := Build(Scores, []ScoreRow{{}}); return err }},

@@ -5,32 +5,35 @@
 --   m_0 = (n'_d p_d + κ_c m_c) / (n'_d + κ_c),  n'_d = min(n_d, cap) with a prior rate, else 0
 --   p̂  = clip_[0,1]((S_q^(-x) + κ_q m_0) / (N_q^(-x) + κ_q))
 --   u  = ln(1 + (e^β − 1) p̂)
--- The pool (S, N) is every healthy natural_reference episode of steps 1..$step. An episode of
--- step $step that is itself in the pool is left out once of its own task's sum and count
+-- The pool (S, N) is every healthy natural_reference episode of steps 1..$step, read as its
+-- per-task sums, the anchor pool of step $step (anchor_pool.sql: step-ordered running sums):
+-- S_q, N_q are the task's row, S_c, N_c the sums over the family's rows and S_g, N_g over every
+-- row (fsum in task_id order, so that DuckDB's threads cannot change the last bit). An episode
+-- of step $step that is itself in the pool is left out once of its own task's sum and count
 -- (loo = true); the global and family levels keep it. One row per episode of step $step (every
 -- source), in the order of the episodes table (rowid: file order, shards by name).
--- Reads: episodes (with a step column), tasks (task_id, prior_rate, prior_count).
+-- Reads: episodes, anchor_pool (each with a step column), tasks (task_id, prior_rate,
+--        prior_count).
 -- Parameters: $step, $beta, $kappa_global, $kappa_category, $kappa_task, $prior_count_cap,
 --             $cold_start.
 WITH pool AS (
-    SELECT task_id, family, reward
-    FROM episodes
-    WHERE step <= $step AND source = 'natural_reference' AND healthy
+    SELECT task_id, family, reward_sum, episodes
+    FROM anchor_pool
+    WHERE step = $step
 ),
 global_level AS (
-    SELECT CASE WHEN count(*) > 0 THEN fsum(reward) / count(*)::DOUBLE
+    SELECT CASE WHEN count(*) > 0 THEN fsum(reward_sum ORDER BY task_id) / sum(episodes)::DOUBLE
                 ELSE $cold_start::DOUBLE END AS m_global
     FROM pool
 ),
 family_level AS (
-    SELECT family, fsum(reward) AS s_c, count(*)::DOUBLE AS n_c
+    SELECT family, fsum(reward_sum ORDER BY task_id) AS s_c, sum(episodes)::DOUBLE AS n_c
     FROM pool
     GROUP BY family
 ),
 task_level AS (
-    SELECT task_id, fsum(reward) AS s_q, count(*)::DOUBLE AS n_q
+    SELECT task_id, reward_sum AS s_q, episodes::DOUBLE AS n_q
     FROM pool
-    GROUP BY task_id
 ),
 priors AS (
     SELECT task_id,

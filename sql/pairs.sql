@@ -4,12 +4,12 @@
 --   outcome = win (b_+ ∧ ¬b_−) | loss (¬b_+ ∧ b_−) | tie (otherwise)
 --   eligible unless an arm is unhealthy (skip_reason 'unhealthy_arm', checked first) or, when
 --   NOT $allow_repeated_tasks, its (comparison_id, task_id) was already used by an eligible pair
---   of an earlier step or by an eligible pair of this step with a smaller pair_id
---   ('repeated_task').
+--   of an earlier step (the pairs_used state of step $step − 1, pairs_used.sql; none at step 1)
+--   or by an eligible pair of this step with a smaller pair_id ('repeated_task').
 -- A pair is a pair_id of step $step with both a paired_treatment and a paired_control arm;
 -- skill_id (candidate_skill_id), comparison_id, task_id and family come from the treatment arm.
 -- A pair_id with two arms of one kind is an error. Ordered by pair_id.
--- Reads: episodes, pairs (each with a step column).
+-- Reads: episodes, pairs_used (each with a step column).
 -- Parameters: $step, $success_threshold, $allow_repeated_tasks.
 WITH arms AS (
     SELECT pair_id, source, comparison_id, candidate_skill_id, task_id, family, reward, healthy,
@@ -36,9 +36,9 @@ joined AS (
                ELSE true END
 ),
 used_before AS (
-    SELECT DISTINCT comparison_id, task_id
-    FROM pairs
-    WHERE step < $step AND eligible
+    SELECT comparison_id, task_id
+    FROM pairs_used
+    WHERE step = $step - 1
 ),
 ranked AS (
     SELECT j.*,

@@ -10,8 +10,8 @@ import (
 
 // The learning chain through the CLI, two steps (rollout → rescore → aggregate → update, then
 // step 2 on the updated learner): aggregate's summary, --check against the oracle, and
-// `evosteer sql` over the anchors, buckets and pairs it wrote; a later step without its rollout
-// fails with a hint.
+// `evosteer sql` over the anchors, buckets, pairs and states it wrote; a later step without its
+// rollout and the previous step's aggregate fails with a hint.
 func TestAggregateCommand(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "demo")
 	cfg := filepath.Join(t.TempDir(), "small.yaml")
@@ -30,7 +30,8 @@ func TestAggregateCommand(t *testing.T) {
 			t.Fatalf("aggregate %s: %v\n%s", s, err, out)
 		}
 		for _, want := range []string{"aggregate step " + s + ": done", "anchors             24 rows  mean p_hat 0.", "buckets", "corrections",
-			"value_data", "pairs                0 rows", "anchors      ok (24 rows)", "buckets      ok", "corrections  ok", "value_data   ok", "pairs        ok (0 rows)"} {
+			"value_data", "pairs                0 rows", "anchors      ok (24 rows)", "buckets      ok", "corrections  ok", "value_data   ok", "pairs        ok (0 rows)",
+			"anchor_pool  ok (", " rows, exact)", "pairs_used   ok (0 rows, exact)"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("aggregate %s output lacks %q:\n%s", s, want, out)
 			}
@@ -70,8 +71,13 @@ func TestAggregateCommand(t *testing.T) {
 		{"SELECT count(*) AS lost FROM buckets b1 LEFT JOIN buckets b2 ON b2.step = 2 AND b2.kind = b1.kind AND b2.key = b1.key WHERE b1.step = 1 AND (b2.key IS NULL OR b2.visits < b1.visits)",
 			"lost\n0\n"},
 		{"SELECT DISTINCT kind FROM buckets ORDER BY kind", "kind\ncoarse\nexact\n"},
-		// No paired episodes yet: an empty pairs table per step.
+		// No paired episodes yet: an empty pairs table per step, and no used keys.
 		{"SELECT count(*) AS n FROM pairs", "n\n0\n"},
+		{"SELECT count(*) AS n FROM pairs_used", "n\n0\n"},
+		// The anchor pool of step k counts the healthy natural-reference episodes of steps 1..k.
+		{"SELECT p.step, p.n = e.n AS ok FROM (SELECT step, sum(episodes) AS n FROM anchor_pool GROUP BY step) p, " +
+			"LATERAL (SELECT count(*) AS n FROM episodes WHERE step <= p.step AND source = 'natural_reference' AND healthy) e ORDER BY p.step",
+			"step,ok\n1,true\n2,true\n"},
 		{"SELECT step, count(*) FILTER (WHERE kind = 'none') = count(*) AS all_none FROM corrections GROUP BY step ORDER BY step",
 			"step,all_none\n1,true\n2,false\n"},
 	} {
@@ -81,7 +87,8 @@ func TestAggregateCommand(t *testing.T) {
 		}
 	}
 
-	if out, err := run(t, "", "aggregate", "--run", dir, "--step", "4"); err == nil || !strings.Contains(err.Error(), "evosteer rollout --step 3") {
-		t.Fatalf("aggregate of a step without rollouts: %v\n%s", err, out)
+	if out, err := run(t, "", "aggregate", "--run", dir, "--step", "4"); err == nil || !strings.Contains(err.Error(), "evosteer rollout --step 4") ||
+		!strings.Contains(err.Error(), "step-000003/aggregate/anchor_pool.arrow: run `evosteer aggregate --step 3") {
+		t.Fatalf("aggregate of a step without its rollout and the previous step's aggregate: %v\n%s", err, out)
 	}
 }

@@ -37,6 +37,8 @@ const (
 	CorrectionsFile = "corrections.arrow"
 	ValueDataFile   = "value_data.arrow"
 	PairsFile       = "pairs.arrow"
+	AnchorPoolFile  = "anchor_pool.arrow" // aggregate's running state, read by the next step
+	PairsUsedFile   = "pairs_used.arrow"
 
 	LossesFile        = "losses.arrow" // update
 	CoefficientsFile  = "coefficients.arrow"

@@ -7,8 +7,9 @@ package stats
 // The statistics pool is the healthy natural_reference episodes of pool (every episode of steps
 // 1..k, this step included); current and paired episodes, and unhealthy ones, never enter it
 // (paper §C.5 "Data routing", METHOD.md §4.4). Sums S and counts N are accumulated in pool order
-// at the global level (g), per Family (c) and per TaskID (q). For a scored episode x of task q
-// and family c:
+// at the global level (g), per Family (c) and per TaskID (q): one plain sum over the whole
+// history, where sql/baselines.sql reads the step-ordered running sums of the anchor pool (AnchorPool), so the two
+// agree within rounding (exactly on 0/1 rewards). For a scored episode x of task q and family c:
 //
 //	m_g  = S_g / N_g                       (N_g > 0), else p.ColdStart (= 1/2)   Eq. (evs-shrinkage-parent)
 //	m_c  = (S_c + κ_g·m_g) / (N_c + κ_g)                                         Eq. (evs-shrinkage-parent)

@@ -12,26 +12,41 @@ import (
 	"github.com/evosteer/evosteer-go/schema"
 )
 
-// Outputs lists the five output tables with their file names, in the order they are written.
+// Outputs lists the seven output tables with their file names, in the order they are written:
+// the five tables later stages read, and two running states that the next step's aggregate
+// reads instead of the whole history (the anchor pool and the pairs' used keys).
 var Outputs = []struct {
 	Table *schema.Table
 	File  string
 	SQL   string // the sql/ file that computes it
 }{
+	{schema.AnchorPool, layout.AnchorPoolFile, "anchor_pool"},
 	{schema.Anchors, layout.AnchorsFile, "baselines"},
 	{schema.Buckets, layout.BucketsFile, "buckets"},
 	{schema.Corrections, layout.CorrectionsFile, "corrections"},
 	{schema.ValueData, layout.ValueDataFile, "value_data"},
 	{schema.Pairs, layout.PairsFile, "pairs"},
+	{schema.PairsUsed, layout.PairsUsedFile, "pairs_used"},
 }
 
-// Inputs are the files one step's aggregate reads.
+// reread are the columns of the outputs that a later SQL file of the same step reads, loaded
+// back from the written file into the table of their name: the step's anchor pool
+// (baselines.sql), its anchors (buckets.sql) and its pairs (pairs_used.sql).
+var reread = map[*schema.Table][]string{
+	schema.AnchorPool: poolColumns,
+	schema.Anchors:    anchorColumns,
+	schema.Pairs:      pairColumns,
+}
+
+// Inputs are the files one step's aggregate reads: the step's rollout, the state step − 1's
+// aggregate left (none at step 1) and the training tasks. Nothing of an earlier step.
 type Inputs struct {
 	Step        int
-	episodes    []source // every shard of steps 1..Step, by step
+	episodes    []source // every shard of Step
 	decisions   []source // every shard of Step
 	prevBuckets []source // step Step−1's buckets.arrow (none at step 1)
-	pairs       []source // pairs.arrow of steps 1..Step−1
+	prevPool    []source // step Step−1's anchor_pool.arrow (none at step 1)
+	prevUsed    []source // step Step−1's pairs_used.arrow (none at step 1)
 	tasks       string   // tasks/train.arrow
 }
 
@@ -40,37 +55,33 @@ type Inputs struct {
 // that writes it. The error says that a step's rollout shards do not fit together.
 func FindInputs(r *rundir.Folder, step int) (*Inputs, error) {
 	in := &Inputs{Step: step, tasks: r.TasksPath("train")}
-	for j := 1; j <= step; j++ {
-		tables := []string{layout.Episodes}
-		if j == step {
-			tables = append(tables, layout.Decisions)
-		}
-		files, err := r.ShardedInputs(j, layout.Rollout, tables...)
-		if err != nil {
-			return nil, err
-		}
-		for _, p := range files[0] {
-			in.episodes = append(in.episodes, source{p, j})
-		}
-		if j == step {
-			for _, p := range files[1] {
-				in.decisions = append(in.decisions, source{p, j})
-			}
-			continue
-		}
-		agg := r.StageDir(j, layout.Aggregate)
-		in.pairs = append(in.pairs, source{filepath.Join(agg, layout.PairsFile), j})
-		if j == step-1 {
-			in.prevBuckets = append(in.prevBuckets, source{filepath.Join(agg, layout.BucketsFile), j})
-		}
+	files, err := r.ShardedInputs(step, layout.Rollout, layout.Episodes, layout.Decisions)
+	if err != nil {
+		return nil, err
+	}
+	in.episodes, in.decisions = sources(files[0], step), sources(files[1], step)
+	if step > 1 {
+		agg := r.StageDir(step-1, layout.Aggregate)
+		in.prevBuckets = sources([]string{filepath.Join(agg, layout.BucketsFile)}, step-1)
+		in.prevPool = sources([]string{filepath.Join(agg, layout.AnchorPoolFile)}, step-1)
+		in.prevUsed = sources([]string{filepath.Join(agg, layout.PairsUsedFile)}, step-1)
 	}
 	return in, nil
+}
+
+// sources are files of one step.
+func sources(paths []string, step int) []source {
+	out := make([]source, len(paths))
+	for i, p := range paths {
+		out[i] = source{p, step}
+	}
+	return out
 }
 
 // Paths lists every input file.
 func (in *Inputs) Paths() []string {
 	var out []string
-	for _, group := range [][]source{in.episodes, in.decisions, in.prevBuckets, in.pairs} {
+	for _, group := range [][]source{in.episodes, in.decisions, in.prevBuckets, in.prevPool, in.prevUsed} {
 		for _, s := range group {
 			out = append(out, s.path)
 		}
@@ -84,13 +95,13 @@ type Stage struct{}
 // Name is the stage's folder.
 func (Stage) Name() string { return layout.Aggregate }
 
-// Inputs are the episodes of steps 1..step (every shard), the step's decisions, the previous
-// step's buckets, the pairs of the earlier steps and the training tasks (FindInputs).
+// Inputs are the step's episodes and decisions (every shard), the previous step's buckets,
+// anchor pool and used pair keys, and the training tasks (FindInputs).
 func (Stage) Inputs(r *rundir.Folder, step int) (rundir.Resolved, error) {
 	return FindInputs(r, step)
 }
 
-// Outputs are the five tables (Outputs).
+// Outputs are the seven tables (Outputs).
 func (Stage) Outputs(*rundir.Folder, int) []string {
 	out := make([]string, len(Outputs))
 	for i, o := range Outputs {
@@ -99,7 +110,7 @@ func (Stage) Outputs(*rundir.Folder, int) []string {
 	return out
 }
 
-// Run loads the inputs into DuckDB, runs the five SQL files and writes their results into
+// Run loads the inputs into DuckDB, runs the seven SQL files and writes their results into
 // sc.OutDir.
 func (Stage) Run(ctx context.Context, sc *rundir.StageContext) error {
 	in := sc.Resolved.(*Inputs)
@@ -117,10 +128,9 @@ func (Stage) Run(ctx context.Context, sc *rundir.StageContext) error {
 		if err := runSQL(ctx, db, out.SQL, p[out.SQL], out.Table, path, sc.Lineage()); err != nil {
 			return err
 		}
-		if out.Table == schema.Anchors {
-			// buckets.sql reads this step's anchors: load them back from the written file.
-			if _, err := loadTable(ctx, db, "anchors", schema.Anchors, anchorColumns, []source{{path, in.Step}}); err != nil {
-				return err
+		if cols, ok := reread[out.Table]; ok {
+			if err := appendTable(ctx, db, out.Table.Name, out.Table, cols, []source{{path, in.Step}}); err != nil {
+				return fmt.Errorf("load %s back: %w", out.File, err)
 			}
 		}
 	}
@@ -131,19 +141,19 @@ func (Stage) Run(ctx context.Context, sc *rundir.StageContext) error {
 func loadInputs(ctx context.Context, db *duck.DB, in *Inputs) error {
 	tasks := []source{{in.tasks, 0}}
 	for _, l := range []struct {
-		name  string
 		table *schema.Table
 		cols  []string
 		srcs  []source
 	}{
-		{"episodes", schema.Episodes, episodeColumns, in.episodes},
-		{"decisions", schema.Decisions, decisionColumns, in.decisions},
-		{"tasks", schema.Tasks, taskColumns, tasks},
-		{"buckets", schema.Buckets, bucketColumns, in.prevBuckets},
-		{"pairs", schema.Pairs, pairColumns, in.pairs},
+		{schema.Episodes, episodeColumns, in.episodes},
+		{schema.Decisions, decisionColumns, in.decisions},
+		{schema.Tasks, taskColumns, tasks},
+		{schema.Buckets, bucketColumns, in.prevBuckets},
+		{schema.AnchorPool, poolColumns, in.prevPool},
+		{schema.PairsUsed, usedColumns, in.prevUsed},
 	} {
-		if _, err := loadTable(ctx, db, l.name, l.table, l.cols, l.srcs); err != nil {
-			return fmt.Errorf("load %s: %w", l.name, err)
+		if _, err := loadTable(ctx, db, l.table.Name, l.table, l.cols, l.srcs); err != nil {
+			return fmt.Errorf("load %s: %w", l.table.Name, err)
 		}
 	}
 	return nil
@@ -182,5 +192,7 @@ func Params(cfg *config.Config, step int) map[string]map[string]any {
 			"step": s, "success_threshold": cfg.Admission.SuccessThreshold,
 			"allow_repeated_tasks": cfg.Admission.AllowRepeatedTasks,
 		},
+		"anchor_pool": {"step": s},
+		"pairs_used":  {"step": s},
 	}
 }

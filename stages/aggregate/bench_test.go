@@ -75,8 +75,8 @@ func benchWorld(b testing.TB, r *rundir.Folder, step, nDecisions int, taskIDs []
 }
 
 // BenchmarkAggregate10M times the aggregate stage of a step with 10,000,000 decision rows (about
-// 1M episodes), after a step of 1M decisions whose buckets it reads (the lag) and whose episodes
-// join the anchor pool. Run it with
+// 1M episodes), after a step of 1M decisions whose buckets (the lag), anchor pool and used pair
+// keys it reads. Run it with
 //
 //	go test -tags duckdb_arrow -run '^$' -bench Aggregate10M -benchtime 1x ./stages/aggregate/
 //

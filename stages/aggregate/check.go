@@ -22,39 +22,44 @@ import (
 // oracle's: 1e-12 absolute, or relative for magnitudes above 1 (bucket excess sums).
 const Tolerance = 1e-12
 
-// Tables holds the five outputs of one step in the oracle's types.
+// Tables holds the seven outputs of one step in the oracle's types.
 type Tables struct {
 	Anchors     []stats.Anchor
 	Buckets     []stats.Bucket
 	Corrections []stats.Correction
 	ValueData   []stats.ValueRow
 	Pairs       []stats.Pair
+	AnchorPool  []stats.PoolTask
+	PairsUsed   []stats.UsedPair
 }
 
-// OracleInputs are a step's inputs in the oracle's types.
+// OracleInputs are what the oracle recomputes a step from: the full history, not the running
+// state the stage reads (but for the buckets, which carry the previous step's as the stage does).
 type OracleInputs struct {
-	Pool        []stats.Episode // every episode of steps 1..k (the statistics pool is filtered by the oracle)
-	Scored      []stats.Episode // the episodes of step k, with their decisions in t order
+	Steps       [][]stats.Episode // Steps[j−1]: the episodes of step j = 1..k in file order; step k's with their decisions in t order
 	Priors      map[string]stats.TaskPrior
-	PrevBuckets []stats.Bucket     // the cumulative buckets after step k−1
-	Used        map[[2]string]bool // (comparison_id, task_id) of the eligible pairs of earlier steps
+	PrevBuckets []stats.Bucket // the cumulative buckets after step k−1
+	Pairs       [][]stats.Pair // Pairs[j−1]: the pairs step j = 1..k−1 wrote
 }
 
 // TableCheck is the outcome of comparing one output table with the oracle.
 type TableCheck struct {
 	Table    string
 	Rows     int    // rows written
+	Exact    bool   // compared bit for bit and row for row in order, not within Tolerance
 	Mismatch string // "" when the table agrees
 }
 
-// Check recomputes step's five outputs with the plain-Go oracle (internal/stats) from the same
-// input files and compares them with the files the stage wrote.
+// Check recomputes step's seven outputs with the plain-Go oracle (internal/stats) from the
+// full history (every step's episodes, every earlier step's pairs; ReadOracleInputs) and
+// compares them with the files the stage wrote: the five tables within Tolerance, the two
+// running states exactly.
 func Check(r *rundir.Folder, step int) ([]TableCheck, error) {
 	in, err := FindInputs(r, step)
 	if err != nil {
 		return nil, err
 	}
-	oi, err := ReadOracleInputs(in)
+	oi, err := ReadOracleInputs(r, in)
 	if err != nil {
 		return nil, err
 	}
@@ -62,49 +67,83 @@ func Check(r *rundir.Folder, step int) ([]TableCheck, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Compare(got, Expected(r.Config, oi)), nil
+	want, err := Expected(r.Config, oi)
+	if err != nil {
+		return nil, err
+	}
+	return Compare(got, want), nil
 }
 
-// Expected computes the five tables with the oracle.
-func Expected(cfg *config.Config, oi *OracleInputs) *Tables {
+// Expected computes the seven tables with the oracle: the anchors from every episode of steps
+// 1..k, and the two states by adding step after step to nothing, as the stage does one step at a
+// time.
+func Expected(cfg *config.Config, oi *OracleInputs) (*Tables, error) {
 	ap := stats.AnchorParams{Beta: cfg.AnchorTB.Beta, KappaGlobal: cfg.Baselines.KappaGlobal,
 		KappaCategory: cfg.Baselines.KappaCategory, KappaTask: cfg.Baselines.KappaTask,
 		PriorCountCap: cfg.Baselines.PriorCountCap, ColdStart: cfg.Baselines.ColdStart}
 	bp := stats.BucketParams{Beta: cfg.AnchorTB.Beta, Minimum: cfg.Buckets.Minimum, Pseudocount: cfg.Buckets.Pseudocount,
 		CorrectionBound: cfg.Buckets.CorrectionBound, SourceMode: cfg.Buckets.SourceMode,
 		CorrectionsOff: cfg.Ablated("flow-corrections")}
-	t := &Tables{Anchors: stats.Anchors(ap, oi.Pool, oi.Scored, oi.Priors)}
+	k := len(oi.Steps)
+	if k == 0 || len(oi.Pairs) != k-1 {
+		return nil, fmt.Errorf("oracle inputs: the episodes of %d steps and the pairs of %d: want the pairs of every step before the last", k, len(oi.Pairs))
+	}
+	var pool []stats.Episode
+	t := &Tables{}
+	for j, eps := range oi.Steps {
+		pool = append(pool, eps...)
+		var err error
+		if t.AnchorPool, err = stats.AnchorPool(t.AnchorPool, eps); err != nil {
+			return nil, fmt.Errorf("anchor pool of step %d: %w", j+1, err)
+		}
+	}
+	scored := oi.Steps[k-1]
+	t.Anchors = stats.Anchors(ap, pool, scored, oi.Priors)
 	anchors := make(map[string]float64, len(t.Anchors))
 	for _, a := range t.Anchors {
 		anchors[a.EpisodeID] = a.Anchor
 	}
-	t.Buckets = stats.Buckets(bp, oi.PrevBuckets, oi.Scored, anchors)
-	t.Corrections = stats.Corrections(bp, oi.PrevBuckets, oi.Scored)
-	t.ValueData = stats.ValueData(oi.Scored)
-	t.Pairs = stats.Pairs(oi.Scored, cfg.Admission.SuccessThreshold, oi.Used, cfg.Admission.AllowRepeatedTasks)
-	return t
+	t.Buckets = stats.Buckets(bp, oi.PrevBuckets, scored, anchors)
+	t.Corrections = stats.Corrections(bp, oi.PrevBuckets, scored)
+	t.ValueData = stats.ValueData(scored)
+	var used []stats.UsedPair
+	for j, ps := range oi.Pairs {
+		used = stats.PairsUsed(used, ps, j+1)
+	}
+	t.Pairs = stats.Pairs(scored, cfg.Admission.SuccessThreshold, stats.UsedKeys(used), cfg.Admission.AllowRepeatedTasks)
+	t.PairsUsed = stats.PairsUsed(used, t.Pairs, k)
+	return t, nil
 }
 
-// ReadOracleInputs reads a step's input files (schema.Rows) into the oracle's types.
-func ReadOracleInputs(in *Inputs) (*OracleInputs, error) {
-	oi := &OracleInputs{Priors: map[string]stats.TaskPrior{}, Used: map[[2]string]bool{}}
-	scored := map[string]int{} // episode id → index in oi.Scored
-	for _, s := range in.episodes {
-		rows, err := schema.ReadFile[schema.EpisodeRow](schema.Episodes, s.path)
+// ReadOracleInputs reads the oracle's inputs of step in.Step (schema.Rows): the stage's inputs
+// in, and the history the stage no longer reads, the episodes (every shard) and pairs of every
+// earlier step.
+func ReadOracleInputs(r *rundir.Folder, in *Inputs) (*OracleInputs, error) {
+	oi := &OracleInputs{Steps: make([][]stats.Episode, in.Step), Pairs: make([][]stats.Pair, in.Step-1),
+		Priors: map[string]stats.TaskPrior{}}
+	for j := 1; j < in.Step; j++ {
+		files, err := r.ShardedInputs(j, layout.Rollout, layout.Episodes)
 		if err != nil {
 			return nil, err
 		}
-		for _, row := range rows {
-			e, err := oracleEpisode(row, s.step)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", s.path, err)
-			}
-			oi.Pool = append(oi.Pool, e)
-			if s.step == in.Step {
-				scored[e.ID] = len(oi.Scored)
-				oi.Scored = append(oi.Scored, e)
-			}
+		if oi.Steps[j-1], err = readEpisodes(sources(files[0], j)); err != nil {
+			return nil, err
 		}
+		rows, err := schema.ReadFile[schema.PairRow](schema.Pairs, filepath.Join(r.StageDir(j, layout.Aggregate), layout.PairsFile))
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range rows {
+			oi.Pairs[j-1] = append(oi.Pairs[j-1], oraclePair(p))
+		}
+	}
+	scored, err := readEpisodes(in.episodes)
+	if err != nil {
+		return nil, err
+	}
+	index := make(map[string]int, len(scored)) // episode id → index in scored
+	for i, e := range scored {
+		index[e.ID] = i
 	}
 	for _, s := range in.decisions {
 		rows, err := schema.ReadFile[schema.DecisionRow](schema.Decisions, s.path)
@@ -112,17 +151,18 @@ func ReadOracleInputs(in *Inputs) (*OracleInputs, error) {
 			return nil, err
 		}
 		for _, d := range rows {
-			i, ok := scored[d.EpisodeID]
+			i, ok := index[d.EpisodeID]
 			if !ok {
 				return nil, fmt.Errorf("%s: decision %d of episode %q, which no episodes file of step %d holds", s.path, d.T, d.EpisodeID, in.Step)
 			}
-			oi.Scored[i].Decisions = append(oi.Scored[i].Decisions, stats.Decision{T: int(d.T), Key: d.StructureKey,
+			scored[i].Decisions = append(scored[i].Decisions, stats.Decision{T: int(d.T), Key: d.StructureKey,
 				CoarseKey: d.CoarseKey, Nodes: int(d.NNodes), Edges: int(d.NEdges), Forced: d.Forced, Features: d.Features})
 		}
 	}
-	for i := range oi.Scored {
-		slices.SortFunc(oi.Scored[i].Decisions, func(a, b stats.Decision) int { return cmp.Compare(a.T, b.T) })
+	for i := range scored {
+		slices.SortFunc(scored[i].Decisions, func(a, b stats.Decision) int { return cmp.Compare(a.T, b.T) })
 	}
+	oi.Steps[in.Step-1] = scored
 	ts, err := tasks.ReadFile(in.tasks)
 	if err != nil {
 		return nil, err
@@ -139,18 +179,26 @@ func ReadOracleInputs(in *Inputs) (*OracleInputs, error) {
 			oi.PrevBuckets = append(oi.PrevBuckets, oracleBucket(b))
 		}
 	}
-	for _, s := range in.pairs {
-		rows, err := schema.ReadFile[schema.PairRow](schema.Pairs, s.path)
+	return oi, nil
+}
+
+// readEpisodes reads the episodes files of one step, in order.
+func readEpisodes(files []source) ([]stats.Episode, error) {
+	var out []stats.Episode
+	for _, s := range files {
+		rows, err := schema.ReadFile[schema.EpisodeRow](schema.Episodes, s.path)
 		if err != nil {
 			return nil, err
 		}
-		for _, p := range rows {
-			if p.Eligible {
-				oi.Used[[2]string{p.ComparisonID, p.TaskID}] = true
+		for _, row := range rows {
+			e, err := oracleEpisode(row, s.step)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", s.path, err)
 			}
+			out = append(out, e)
 		}
 	}
-	return oi, nil
+	return out, nil
 }
 
 func oracleEpisode(row schema.EpisodeRow, step int) (stats.Episode, error) {
@@ -188,6 +236,11 @@ func oracleBucket(b schema.BucketRow) stats.Bucket {
 		Visits: b.Visits, ExcessSum: b.ExcessSum, LogPooledRatio: b.LogPooledRatio, Correction: b.Correction}
 }
 
+func oraclePair(p schema.PairRow) stats.Pair {
+	return stats.Pair{PairID: p.PairID, ComparisonID: p.ComparisonID, SkillID: p.SkillID, TaskID: p.TaskID,
+		Family: p.Family, BPlus: p.BPlus, BMinus: p.BMinus, Outcome: p.Outcome, Eligible: p.Eligible, SkipReason: deref(p.SkipReason)}
+}
+
 func deref(s *string) string {
 	if s == nil {
 		return ""
@@ -195,7 +248,7 @@ func deref(s *string) string {
 	return *s
 }
 
-// ReadOutputs reads the five files of an aggregate folder into the oracle's types.
+// ReadOutputs reads the seven files of an aggregate folder into the oracle's types.
 func ReadOutputs(dir string) (*Tables, error) {
 	t := &Tables{}
 	anchors, err := schema.ReadFile[schema.AnchorRow](schema.Anchors, filepath.Join(dir, layout.AnchorsFile))
@@ -233,46 +286,69 @@ func ReadOutputs(dir string) (*Tables, error) {
 		return nil, err
 	}
 	for _, p := range pairs {
-		t.Pairs = append(t.Pairs, stats.Pair{PairID: p.PairID, ComparisonID: p.ComparisonID, SkillID: p.SkillID, TaskID: p.TaskID,
-			Family: p.Family, BPlus: p.BPlus, BMinus: p.BMinus, Outcome: p.Outcome, Eligible: p.Eligible, SkipReason: deref(p.SkipReason)})
+		t.Pairs = append(t.Pairs, oraclePair(p))
+	}
+	pool, err := schema.ReadFile[schema.AnchorPoolRow](schema.AnchorPool, filepath.Join(dir, layout.AnchorPoolFile))
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range pool {
+		t.AnchorPool = append(t.AnchorPool, stats.PoolTask{TaskID: p.TaskID, Family: p.Family, RewardSum: p.RewardSum, Episodes: p.Episodes})
+	}
+	used, err := schema.ReadFile[schema.PairsUsedRow](schema.PairsUsed, filepath.Join(dir, layout.PairsUsedFile))
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range used {
+		t.PairsUsed = append(t.PairsUsed, stats.UsedPair{ComparisonID: u.ComparisonID, TaskID: u.TaskID, FirstStep: int(u.FirstStep)})
 	}
 	return t, nil
 }
 
-// Compare compares the written tables (got) with the oracle's (want), row by row after sorting
-// both by each table's key, and reports per table the first mismatch.
+// Compare compares the written tables (got) with the oracle's (want) and reports per table the
+// first mismatch: the five tables row by row after sorting both by each table's key, floats
+// within Tolerance; the two running states row by row in their written order, floats bit for
+// bit (the oracle follows their definition exactly).
 func Compare(got, want *Tables) []TableCheck {
 	return []TableCheck{
-		compareRows("anchors", got.Anchors, want.Anchors, func(a stats.Anchor) string { return a.EpisodeID }),
-		compareRows("buckets", got.Buckets, want.Buckets, func(b stats.Bucket) string { return b.Kind + " " + b.Key }),
-		compareRows("corrections", got.Corrections, want.Corrections, func(c stats.Correction) string {
+		compareRows("anchors", got.Anchors, want.Anchors, false, func(a stats.Anchor) string { return a.EpisodeID }),
+		compareRows("buckets", got.Buckets, want.Buckets, false, func(b stats.Bucket) string { return b.Kind + " " + b.Key }),
+		compareRows("corrections", got.Corrections, want.Corrections, false, func(c stats.Correction) string {
 			return fmt.Sprintf("%s t=%06d", c.EpisodeID, c.T)
 		}),
-		compareRows("value_data", got.ValueData, want.ValueData, func(v stats.ValueRow) string {
+		compareRows("value_data", got.ValueData, want.ValueData, false, func(v stats.ValueRow) string {
 			return fmt.Sprintf("%s t=%06d", v.EpisodeID, v.T)
 		}),
-		compareRows("pairs", got.Pairs, want.Pairs, func(p stats.Pair) string { return p.PairID }),
+		compareRows("pairs", got.Pairs, want.Pairs, false, func(p stats.Pair) string { return p.PairID }),
+		compareRows("anchor_pool", got.AnchorPool, want.AnchorPool, true, func(p stats.PoolTask) string { return p.TaskID }),
+		compareRows("pairs_used", got.PairsUsed, want.PairsUsed, true, func(u stats.UsedPair) string {
+			return u.ComparisonID + " " + u.TaskID
+		}),
 	}
 }
 
-func compareRows[T any](table string, got, want []T, key func(T) string) TableCheck {
-	tc := TableCheck{Table: table, Rows: len(got)}
-	got, want = slices.Clone(got), slices.Clone(want)
-	byKey := func(a, b T) int { return strings.Compare(key(a), key(b)) }
-	slices.SortStableFunc(got, byKey)
-	slices.SortStableFunc(want, byKey)
+func compareRows[T any](table string, got, want []T, exact bool, key func(T) string) TableCheck {
+	tc := TableCheck{Table: table, Rows: len(got), Exact: exact}
+	if !exact {
+		got, want = slices.Clone(got), slices.Clone(want)
+		byKey := func(a, b T) int { return strings.Compare(key(a), key(b)) }
+		slices.SortStableFunc(got, byKey)
+		slices.SortStableFunc(want, byKey)
+	}
 	for i := 0; i < max(len(got), len(want)); i++ {
 		switch {
 		case i >= len(got):
 			tc.Mismatch = fmt.Sprintf("row %q missing (%d rows written, oracle has %d)", key(want[i]), len(got), len(want))
 		case i >= len(want):
 			tc.Mismatch = fmt.Sprintf("extra row %q (%d rows written, oracle has %d)", key(got[i]), len(got), len(want))
+		case exact && key(got[i]) != key(want[i]):
+			tc.Mismatch = fmt.Sprintf("row %d is %q, oracle %q (%d rows written, oracle has %d)", i, key(got[i]), key(want[i]), len(got), len(want))
 		case key(got[i]) < key(want[i]):
 			tc.Mismatch = fmt.Sprintf("extra row %q (%d rows written, oracle has %d)", key(got[i]), len(got), len(want))
 		case key(got[i]) > key(want[i]):
 			tc.Mismatch = fmt.Sprintf("row %q missing (%d rows written, oracle has %d)", key(want[i]), len(got), len(want))
 		default:
-			if d := diffFields(reflect.ValueOf(got[i]), reflect.ValueOf(want[i])); d != "" {
+			if d := diffFields(reflect.ValueOf(got[i]), reflect.ValueOf(want[i]), exact); d != "" {
 				tc.Mismatch = fmt.Sprintf("row %q: %s", key(got[i]), d)
 			}
 		}
@@ -283,15 +359,16 @@ func compareRows[T any](table string, got, want []T, key func(T) string) TableCh
 	return tc
 }
 
-// diffFields names the first field of two structs that differ: floats beyond Tolerance,
-// anything else when not equal.
-func diffFields(g, w reflect.Value) string {
+// diffFields names the first field of two structs that differ: floats beyond Tolerance (exact:
+// in any bit), anything else when not equal.
+func diffFields(g, w reflect.Value, exact bool) string {
 	for i := range g.NumField() {
 		name := g.Type().Field(i).Name
 		gf, wf := g.Field(i), w.Field(i)
 		if gf.Kind() == reflect.Float64 {
-			if !Agree(gf.Float(), wf.Float()) {
-				return fmt.Sprintf("%s = %.17g, oracle %.17g (difference %.3g)", name, gf.Float(), wf.Float(), gf.Float()-wf.Float())
+			a, b := gf.Float(), wf.Float()
+			if exact && math.Float64bits(a) != math.Float64bits(b) || !exact && !Agree(a, b) {
+				return fmt.Sprintf("%s = %.17g, oracle %.17g (difference %.3g)", name, a, b, a-b)
 			}
 			continue
 		}

@@ -10,18 +10,24 @@
 //     (sql/corrections.sql; one-batch lag, exact bucket then coarse fallback);
 //   - value_data.arrow   the value head's supervised states (sql/value_data.sql);
 //   - pairs.arrow        the step's paired comparisons, scored and checked for eligibility
-//     (sql/pairs.sql).
+//     (sql/pairs.sql);
+//   - anchor_pool.arrow  the anchors' pool after this step, per task (sql/anchor_pool.sql): the
+//     previous step's plus this step's healthy natural_reference episodes;
+//   - pairs_used.arrow   the (comparison, task) keys eligible pairs have used through this step
+//     (sql/pairs_used.sql): the previous step's plus this step's.
 //
-// Inputs: every shard of the step's rollout episodes and decisions, the episodes of every
-// earlier step (the anchor pool), the earlier steps' pairs (repeated-task rule), the previous
-// step's buckets, and tasks/train.arrow (record priors). Step k > 1 needs the aggregate of step
-// k − 1 (its buckets carry the cumulative state) and the rollout of every earlier step.
+// Inputs: every shard of the step's rollout episodes and decisions, the previous step's three
+// running states (buckets, anchor pool, used pair keys; none at step 1) and tasks/train.arrow
+// (record priors). Step k > 1 thus needs the aggregate of step k − 1 and nothing else of an
+// earlier step: a step reads as many files however many steps came before it (the states grow
+// with the tasks, structures and comparisons seen, not with the steps).
 //
 // The SQL files are the single definition of these quantities. The package loads the files
 // into DuckDB (internal/duck: only the columns the SQL reads, materialised as tables, each with
 // a step column so that the same SQL also runs over `evosteer sql` databases), runs the SQL and
-// writes the results through schema. Check recomputes the same five tables with the plain-Go
-// oracle in internal/stats and compares (evosteer aggregate --check, and the tests).
+// writes the results through schema. Check recomputes the seven tables with the plain-Go
+// oracle in internal/stats from the whole history (every step's episodes, every earlier step's
+// pairs), the states exactly, and compares (evosteer aggregate --check, and the tests).
 //
 // It must not roll anything out, train anything, or write outside its own stage folder.
 package aggregate

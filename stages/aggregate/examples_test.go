@@ -169,7 +169,7 @@ func TestCorrectionBound(t *testing.T) {
 		if tc.cMax < tc.beta && !clipped {
 			t.Errorf("β %g c_max %g: the successes' bucket should be clipped at c_max", tc.beta, tc.cMax)
 		}
-		failOnMismatch(t, fmt.Sprintf("β %g c_max %g", tc.beta, tc.cMax), Compare(got, oracleChain(w)[0]))
+		failOnMismatch(t, fmt.Sprintf("β %g c_max %g", tc.beta, tc.cMax), Compare(got, oracleChain(t, w)[0]))
 	}
 }
 
@@ -198,7 +198,7 @@ func TestCoarseFallbackAndOneBatchLag(t *testing.T) {
 	got1 := runAggregate(t, r, 1)
 	writeStep(t, r, 2, step2, 2)
 	got2 := runAggregate(t, r, 2)
-	want := oracleChain(w)
+	want := oracleChain(t, w)
 	failOnMismatch(t, "step 1", Compare(got1, want[0]))
 	failOnMismatch(t, "step 2", Compare(got2, want[1]))
 
@@ -293,7 +293,33 @@ func TestPairWithTwoTreatmentArmsFails(t *testing.T) {
 	}
 }
 
-// Missing earlier steps are named with the command that makes them.
+// The anchor pool holds one row per task, so a task's pooled episodes must name one family, in
+// a step and across steps; anything else is an error of the rollout, named.
+func TestTaskOfTwoFamiliesFails(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	w := &world{cfg: defaultConfig(t), tasks: []tasks.Task{task("f/q")}}
+	r := newRun(t, w)
+	other := func(k, i int) stats.Episode {
+		e := epAt(rng, k, "f/q", "natural_reference", i, 1, shapeTerm, shapeA)
+		e.Family = "g"
+		return e
+	}
+	writeStep(t, r, 1, []stats.Episode{epAt(rng, 1, "f/q", "natural_reference", 0, 1, shapeTerm, shapeA), other(1, 1)}, 1)
+	_, err := r.RunStage(context.Background(), 1, Stage{}, false)
+	if err == nil || !strings.Contains(err.Error(), "task f/q has natural_reference episodes of families f and g") {
+		t.Fatalf("two families in a step: %v", err)
+	}
+	writeStep(t, r, 1, []stats.Episode{epAt(rng, 1, "f/q", "natural_reference", 0, 1, shapeTerm, shapeA)}, 1)
+	runAggregate(t, r, 1)
+	writeStep(t, r, 2, []stats.Episode{other(2, 0)}, 1)
+	_, err = r.RunStage(context.Background(), 2, Stage{}, false)
+	if err == nil || !strings.Contains(err.Error(), "task f/q has natural_reference episodes of family g, but of family f in earlier steps") {
+		t.Fatalf("another family than earlier steps: %v", err)
+	}
+}
+
+// A missing input is named with the command that writes it: step 2 needs step 1's aggregate
+// (its three running states), and nothing of step 1's rollout.
 func TestMissingInputsAreNamed(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	w := &world{cfg: defaultConfig(t), tasks: []tasks.Task{task("f/q")}}
@@ -303,17 +329,93 @@ func TestMissingInputsAreNamed(t *testing.T) {
 	}
 	writeStep(t, r, 2, e(2), 1)
 	_, err := r.RunStage(context.Background(), 2, Stage{}, false)
-	if err == nil || !strings.Contains(err.Error(), "evosteer rollout --step 1") || !strings.Contains(err.Error(), "evosteer aggregate --step 1") {
-		t.Fatalf("missing step 1: %v", err)
+	if err == nil {
+		t.Fatal("step 2 ran without step 1")
+	}
+	for _, f := range []string{layout.BucketsFile, layout.AnchorPoolFile, layout.PairsUsedFile} {
+		if want := "missing input step-000001/aggregate/" + f + ": run `evosteer aggregate --step 1 --run " + r.Dir + "` first"; !strings.Contains(err.Error(), want) {
+			t.Errorf("missing step 1: %v\nwant it to say %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "rollout") {
+		t.Errorf("step 2 asks for step 1's rollout: %v", err)
 	}
 	writeStep(t, r, 1, e(1), 1)
-	if _, err := r.RunStage(context.Background(), 2, Stage{}, false); err == nil || !strings.Contains(err.Error(), "evosteer aggregate --step 1") {
-		t.Fatalf("missing aggregate of step 1: %v", err)
-	}
 	runAggregate(t, r, 1)
 	runAggregate(t, r, 2)
 	if _, err := r.RunStage(context.Background(), 3, Stage{}, false); err == nil || !strings.Contains(err.Error(), "evosteer rollout --step 3") {
 		t.Fatalf("missing rollout of step 3: %v", err)
+	}
+}
+
+// The previous step's state is verified before a step runs: a removed anchor pool is named
+// with the command that writes it, and a used-keys file replaced by hand is refused, named;
+// a state the runner records but that is wrong (a rewritten anchor pool) passes the runner,
+// and Check, which recomputes the state from the whole history, names the row.
+func TestPreviousStateIsVerified(t *testing.T) {
+	w := genWorld(t, 12, genOptions{steps: 3})
+	r := newRun(t, w)
+	for k := 1; k <= 3; k++ {
+		writeStep(t, r, k, w.steps[k-1], 1)
+	}
+	runAggregate(t, r, 1)
+	runAggregate(t, r, 2)
+	dir := r.StageDir(2, layout.Aggregate)
+	ctx := context.Background()
+
+	pool := filepath.Join(dir, layout.AnchorPoolFile)
+	saved, err := os.ReadFile(pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(pool); err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.RunStage(ctx, 3, Stage{}, false)
+	if want := "missing input step-000002/aggregate/anchor_pool.arrow: run `evosteer aggregate --step 2 --run " + r.Dir + "` first"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("removed anchor pool: %v\nwant %q", err, want)
+	}
+	if err := os.WriteFile(pool, saved, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	used := filepath.Join(dir, layout.PairsUsedFile)
+	rows, err := schema.ReadFile[schema.PairsUsedRow](schema.PairsUsed, used)
+	if err != nil || len(rows) == 0 {
+		t.Fatalf("step 2's used keys: %d rows, %v", len(rows), err)
+	}
+	f, err := schema.PairsUsed.Open(used)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lin := f.Lineage
+	f.Close()
+	writeRows(t, used, schema.PairsUsed, lin, rows[1:])
+	_, err = r.RunStage(ctx, 3, Stage{}, false)
+	if err == nil || !strings.Contains(err.Error(), "input step-000002/aggregate/pairs_used.arrow has sha256") || !strings.Contains(err.Error(), "replaced outside the pipeline") {
+		t.Fatalf("used keys replaced by hand: %v", err)
+	}
+	runAggregate(t, r, 2) // the recorded pairs_used.arrow is missing its row: rerun puts it back
+
+	poolRows, err := schema.ReadFile[schema.AnchorPoolRow](schema.AnchorPool, pool)
+	if err != nil || len(poolRows) == 0 {
+		t.Fatalf("step 2's anchor pool: %d rows, %v", len(poolRows), err)
+	}
+	poolRows[0].Episodes++
+	runtest.Rewrite(t, r, 2, layout.Aggregate, Stage{}.Outputs(r, 2), layout.AnchorPoolFile, func(path string, lin schema.Lineage) error {
+		return schema.WriteRows(schema.AnchorPool, path, lin, poolRows)
+	})
+	runAggregate(t, r, 3)
+	checks, err := Check(r, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range checks {
+		if c.Table == "anchor_pool" {
+			if want := fmt.Sprintf("row %q: Episodes = ", poolRows[0].TaskID); !c.Exact || !strings.Contains(c.Mismatch, want) {
+				t.Errorf("anchor_pool check: exact %v, mismatch %q, want one containing %q", c.Exact, c.Mismatch, want)
+			}
+		}
 	}
 }
 

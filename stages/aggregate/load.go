@@ -28,8 +28,11 @@ var (
 	decisionColumns = []string{"episode_id", "t", "structure_key", "coarse_key", "n_nodes", "n_edges", "features"}
 	taskColumns     = []string{"task_id", "prior_rate", "prior_count"}
 	bucketColumns   = []string{"kind", "key", "n_nodes", "n_edges", "stopped", "visits", "excess_sum", "log_pooled_ratio", "correction"}
-	pairColumns     = []string{"pair_id", "comparison_id", "task_id", "eligible"}
-	anchorColumns   = []string{"episode_id", "anchor"}
+	poolColumns     = []string{"task_id", "family", "reward_sum", "episodes"}
+	usedColumns     = []string{"comparison_id", "task_id", "first_step"}
+	// Outputs read back by a later SQL file of the same step (reread).
+	anchorColumns = []string{"episode_id", "anchor"}
+	pairColumns   = []string{"comparison_id", "task_id", "eligible"}
 )
 
 // loadTable loads the given columns of every file of table t in srcs (in order) into the DuckDB
@@ -41,6 +44,18 @@ var (
 // values, with an offsets buffer): DuckDB ingests LIST several times faster than ARRAY (about
 // 4 s against 10 s for 10M feature vectors here); the SQL casts them back (features::FLOAT[30]).
 func loadTable(ctx context.Context, db *duck.DB, name string, t *schema.Table, cols []string, srcs []source) (rows int64, err error) {
+	return readInto(t, cols, srcs, func(cr *chainReader) error { return db.LoadTable(ctx, name, cr) })
+}
+
+// appendTable is loadTable into a table that may already hold rows of other steps (a state
+// loaded as an input, with the new step's rows appended), or that is created.
+func appendTable(ctx context.Context, db *duck.DB, name string, t *schema.Table, cols []string, srcs []source) error {
+	_, err := readInto(t, cols, srcs, func(cr *chainReader) error { return db.AppendTable(ctx, name, cr, nil) })
+	return err
+}
+
+// readInto hands load a chainReader over srcs and returns the rows it read.
+func readInto(t *schema.Table, cols []string, srcs []source, load func(*chainReader) error) (rows int64, err error) {
 	cr, err := newChainReader(t, cols, srcs)
 	if err != nil {
 		return 0, err
@@ -51,7 +66,7 @@ func loadTable(ctx context.Context, db *duck.DB, name string, t *schema.Table, c
 			err = cerr
 		}
 	}()
-	if err := db.LoadTable(ctx, name, cr); err != nil {
+	if err := load(cr); err != nil {
 		return 0, err
 	}
 	if cr.err != nil {

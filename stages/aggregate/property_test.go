@@ -40,7 +40,7 @@ func TestSQLAgreesWithOracle(t *testing.T) {
 		}
 		w := genWorld(t, seed, opt)
 		r := newRun(t, w)
-		want := oracleChain(w)
+		want := oracleChain(t, w)
 		var prev *Tables
 		for k := 1; k <= opt.steps; k++ {
 			writeStep(t, r, k, w.steps[k-1], 1+int(seed%2)*(k%3))

@@ -5,6 +5,7 @@ package aggregate
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -89,14 +90,16 @@ func TestStageOnRolloutOutput(t *testing.T) {
 			t.Errorf("%s differs between two runs of the same step", name)
 		}
 	}
-	// A changed earlier step (one reward of step 1) reruns step 2 and changes its anchors.
+	// A changed earlier step (one reward of step 1) reaches step 2 through step 1's state: step
+	// 2 reads no file of step 1's rollout, so it is up to date until step 1's aggregate reruns;
+	// then step 2 reruns on the changed pool, and its anchors change.
 	path := filepath.Join(r.StageDir(1, layout.Rollout), "episodes.arrow")
 	rows, err := schema.ReadFile[schema.EpisodeRow](schema.Episodes, path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range rows {
-		if rows[i].Source == "natural_reference" {
+		if rows[i].Source == "natural_reference" && rows[i].Healthy {
 			rows[i].Reward = 1 - rows[i].Reward
 			break
 		}
@@ -104,14 +107,25 @@ func TestStageOnRolloutOutput(t *testing.T) {
 	runtest.Rewrite(t, r, 1, layout.Rollout, rollout.Stage{}.Outputs(r, 1), layout.File(layout.Episodes), func(path string, lin schema.Lineage) error {
 		return schema.WriteRows(schema.Episodes, path, lin, rows)
 	})
-	if _, err := r.RunStage(ctx, 2, Stage{}, false); err == nil {
-		// Step 1's aggregate is stale but present; step 2 reruns on the changed pool.
-		after := readDir(t, r.StageDir(2, layout.Aggregate))
-		if bytes.Equal(after[layout.AnchorsFile], before[layout.AnchorsFile]) {
-			t.Error("changing a step-1 reward did not change step 2's anchors")
+	if res, err := r.RunStage(ctx, 2, Stage{}, false); err != nil || !res.Skipped {
+		t.Fatalf("step 2 reran on a changed step-1 rollout it does not read: %v", err)
+	}
+	if res, err := r.RunStage(ctx, 1, Stage{}, false); err != nil || res.Skipped {
+		t.Fatalf("step 1 did not rerun on its changed rollout: %v", err)
+	}
+	if res, err := r.RunStage(ctx, 2, Stage{}, false); err != nil || res.Skipped {
+		t.Fatalf("step 2 did not rerun on step 1's changed state: %v", err)
+	}
+	after := readDir(t, r.StageDir(2, layout.Aggregate))
+	if bytes.Equal(after[layout.AnchorsFile], before[layout.AnchorsFile]) || bytes.Equal(after[layout.AnchorPoolFile], before[layout.AnchorPoolFile]) {
+		t.Error("changing a step-1 reward did not change step 2's anchors and anchor pool")
+	}
+	for k := 1; k <= 2; k++ {
+		checks, err := Check(r, k)
+		if err != nil {
+			t.Fatal(err)
 		}
-	} else {
-		t.Fatal(err)
+		failOnMismatch(t, fmt.Sprintf("step %d after the change", k), checks)
 	}
 }
 

@@ -6,9 +6,12 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"math/rand/v2"
+	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/evosteer/evosteer-go/internal/config"
@@ -60,17 +63,15 @@ func defaultConfig(t testing.TB) *config.Config {
 }
 
 // writeStep writes the episodes and decisions of step k as rollout files, split into the given
-// number of shards (1: unsharded file names).
+// number of shards (1: unsharded file names) of consecutive episodes, so that the files hold
+// eps in eps order (the order the stage and Check read them in, which the running sums follow).
 func writeStep(t testing.TB, r *rundir.Folder, k int, eps []stats.Episode, nShards int) {
 	t.Helper()
 	lin := schema.Lineage{Run: r.Name, Step: k, Stage: layout.Rollout, ConfigSHA256: r.Config.SHA256()}
 	for s := 0; s < nShards; s++ {
 		var er []schema.EpisodeRow
 		var dr []schema.DecisionRow
-		for i, e := range eps {
-			if i%nShards != s {
-				continue
-			}
+		for _, e := range eps[s*len(eps)/nShards : (s+1)*len(eps)/nShards] {
 			er = append(er, episodeRow(e))
 			for _, d := range e.Decisions {
 				dr = append(dr, decisionRow(e.ID, d))
@@ -273,23 +274,20 @@ func genWorld(t testing.TB, seed uint64, opt genOptions) *world {
 }
 
 // oracleChain computes the oracle's tables of every step from the generated truth alone: each
-// step's previous buckets and used pairs are the oracle's own earlier outputs.
-func oracleChain(w *world) []*Tables {
+// step's previous buckets and earlier pairs are the oracle's own earlier outputs.
+func oracleChain(t testing.TB, w *world) []*Tables {
+	t.Helper()
 	var out []*Tables
-	var pool []stats.Episode
 	var prev []stats.Bucket
-	used := map[[2]string]bool{}
-	for _, eps := range w.steps {
-		pool = append(pool, eps...)
-		oi := &OracleInputs{Pool: slices.Clone(pool), Scored: eps, Priors: w.priors(), PrevBuckets: prev, Used: maps.Clone(used)}
-		t := Expected(w.cfg, oi)
-		out = append(out, t)
-		prev = t.Buckets
-		for _, p := range t.Pairs {
-			if p.Eligible {
-				used[[2]string{p.ComparisonID, p.TaskID}] = true
-			}
+	var pairs [][]stats.Pair
+	for k := range w.steps {
+		tb, err := Expected(w.cfg, &OracleInputs{Steps: w.steps[:k+1], Priors: w.priors(), PrevBuckets: prev, Pairs: pairs})
+		if err != nil {
+			t.Fatal(err)
 		}
+		out = append(out, tb)
+		prev = tb.Buckets
+		pairs = append(pairs, tb.Pairs)
 	}
 	return out
 }
@@ -312,6 +310,82 @@ func failOnMismatch(t testing.TB, what string, checks []TableCheck) {
 	for _, c := range checks {
 		if c.Mismatch != "" {
 			t.Errorf("%s: %s: %s", what, c.Table, c.Mismatch)
+		}
+	}
+}
+
+// TestStateOverManySteps runs the stage at every step of a 120-step synthetic run (24 under
+// -short: a step costs a DuckDB session however small it is) and checks at every step that the
+// two running states equal, bit for bit and row for row, the oracle's recomputation from the
+// whole history — both Check's (from the run's files) and the oracle chained on the generated
+// truth — and that the five outputs pass Check. The rewards are partly fractional, so a sum's
+// last bit depends on the order it is taken in: this shows that the SQL's order is the one the
+// oracle defines, over a long history.
+func TestStateOverManySteps(t *testing.T) {
+	steps := 120
+	if testing.Short() {
+		steps = 24
+	}
+	w := genWorld(t, 43, genOptions{steps: steps, emptyPoolStep: 2})
+	r := newRun(t, w)
+	want := oracleChain(t, w)
+	fractional, used := 0, 0
+	for k := 1; k <= steps; k++ {
+		writeStep(t, r, k, w.steps[k-1], 1+k%2)
+		got := runAggregate(t, r, k)
+		what := "step " + strconv.Itoa(k)
+		checks, err := Check(r, k)
+		if err != nil {
+			t.Fatalf("%s: check: %v", what, err)
+		}
+		failOnMismatch(t, what+" (Check)", checks)
+		for _, c := range checks[5:] {
+			if !c.Exact {
+				t.Fatalf("%s: %s compared within a tolerance", what, c.Table)
+			}
+		}
+		failOnMismatch(t, what+" (oracle chain)", Compare(got, want[k-1])[5:])
+		if t.Failed() {
+			t.FailNow()
+		}
+		for _, p := range got.AnchorPool {
+			if p.RewardSum != math.Trunc(p.RewardSum) {
+				fractional++
+			}
+		}
+		used = len(got.PairsUsed)
+	}
+	if fractional == 0 || used == 0 {
+		t.Errorf("the run exercised %d fractional reward sums and %d used pair keys", fractional, used)
+	}
+}
+
+// A step's aggregate reads its own rollout (every shard), the previous step's three states and
+// the training tasks — the same few files at every step, nothing of the steps before k − 1 —
+// as the runner records them in the manifest.
+func TestInputsAreTheStepAndTheStepBefore(t *testing.T) {
+	w := genWorld(t, 44, genOptions{steps: 4})
+	r := newRun(t, w)
+	for k := 1; k <= 4; k++ {
+		shards := 1 + k%3
+		writeStep(t, r, k, w.steps[k-1], shards)
+		res, err := r.RunStage(context.Background(), k, Stage{}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{layout.TasksFile("train")}
+		for s := 1; s <= shards; s++ {
+			for _, table := range []string{layout.Episodes, layout.Decisions} {
+				want = append(want, path.Join(layout.StepDir(k), layout.Rollout, layout.ShardFile(table, s, shards)))
+			}
+		}
+		if k > 1 {
+			for _, f := range []string{layout.BucketsFile, layout.AnchorPoolFile, layout.PairsUsedFile} {
+				want = append(want, path.Join(layout.StepDir(k-1), layout.Aggregate, f))
+			}
+		}
+		if got := slices.Sorted(maps.Keys(res.Record.Inputs)); !slices.Equal(got, slices.Sorted(slices.Values(want))) {
+			t.Errorf("step %d reads\n  %v\nwant\n  %v", k, got, slices.Sorted(slices.Values(want)))
 		}
 	}
 }
