@@ -69,3 +69,24 @@ func TestWrittenFilesAreHashedOnce(t *testing.T) {
 		t.Fatalf("a reopened run hashed a file %d times for two verifications, want 1", again.hashes.computed)
 	}
 }
+
+// A stage recorded by an older program, before the stage gained an output (a running state),
+// is not up to date: resuming the run recomputes it and writes the new file.
+func TestAStageThatGainedAnOutputIsRecomputed(t *testing.T) {
+	ctx := context.Background()
+	r := newRun(t)
+	if _, err := r.RunStage(ctx, 1, writeStage("aggregate", "", "x", "anchors.arrow"), false); err != nil {
+		t.Fatal(err)
+	}
+	again, err := r.RunStage(ctx, 1, writeStage("aggregate", "", "x", "anchors.arrow"), false)
+	if err != nil || !again.Skipped {
+		t.Fatalf("the unchanged stage: skipped %v, %v", again.Skipped, err)
+	}
+	res, err := r.RunStage(ctx, 1, writeStage("aggregate", "", "x", "anchors.arrow", "anchor_pool.arrow"), false)
+	if err != nil || res.Skipped {
+		t.Fatalf("the stage with a new output: skipped %v, %v", res.Skipped, err)
+	}
+	if _, err := os.Stat(filepath.Join(r.StageDir(1, "aggregate"), "anchor_pool.arrow")); err != nil {
+		t.Fatal(err)
+	}
+}

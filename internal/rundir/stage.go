@@ -230,7 +230,8 @@ func (r *Folder) RunStage(ctx context.Context, step int, st Stage, force bool) (
 	if err != nil {
 		return fail(err)
 	}
-	if rec, ok := m.Stages[key]; ok && !force && r.upToDate(rec, inputs, stageSeed) {
+	declared := st.Outputs(r, step)
+	if rec, ok := m.Stages[key]; ok && !force && r.upToDate(rec, inputs, stageSeed) && r.recordsAll(rec, step, name, declared) {
 		return Result{Skipped: true, Record: rec}, nil
 	}
 	if rec, ok := m.Stages[name]; ok && shard != "" && !force && r.upToDate(rec, inputs, stageSeed) {
@@ -238,7 +239,6 @@ func (r *Folder) RunStage(ctx context.Context, step int, st Stage, force bool) (
 		// after its step was merged, as a requeued cluster job is), so nothing is rolled out again.
 		return Result{Skipped: true, Record: rec}, nil
 	}
-	declared := st.Outputs(r, step)
 	outLayout := layoutOf(declared, shard)
 	if err := r.checkOwnFolder(m, name, outLayout); err != nil {
 		return fail(err)
@@ -313,6 +313,20 @@ func (r *Folder) RunStage(ctx context.Context, step int, st Stage, force bool) (
 		r.hashes.remember(filepath.Join(r.Dir, filepath.FromSlash(rel)), rel, sum)
 	}
 	return Result{Skipped: merged > 0 && len(reran) == 0, Merged: merged, Reran: reran, Record: rec}, nil
+}
+
+// recordsAll reports whether a stage's record holds every output the stage declares now: a
+// record written by an older program, whose stage has since gained an output (a running state),
+// is not up to date, so resuming such a run recomputes the stage instead of failing the next
+// step on the missing file.
+func (r *Folder) recordsAll(rec StageRecord, step int, name string, declared []string) bool {
+	dir := r.StageDir(step, name)
+	for _, d := range declared {
+		if _, ok := rec.Outputs[r.Rel(filepath.Join(dir, filepath.FromSlash(d)))]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 func (r *Folder) upToDate(rec StageRecord, inputs map[string]string, stageSeed uint64) bool {
