@@ -7,7 +7,7 @@ var Skills = declare("skills", 1,
 	field("skill_id", utf8), // "evosteer-" + 20 hex of content_hash
 	field("family", utf8),
 	field("status", utf8), // candidate | validated | retired
-	field("basis", utf8),  // candidate-proposal | paired-sign-test | fixed-count
+	field("basis", utf8),  // candidate-proposal | paired-sign-test | fixed-count | undecided
 	field("name", utf8),
 	field("description", utf8),
 	field("trigger", utf8),
@@ -21,7 +21,7 @@ var Skills = declare("skills", 1,
 	nullable("comparison_menu_id", utf8), // that comparison's background menu (its context)
 ).with(
 	oneOf("status", "candidate", "validated", "retired"),
-	oneOf("basis", "candidate-proposal", "paired-sign-test", "fixed-count"),
+	oneOf("basis", "candidate-proposal", "paired-sign-test", "fixed-count", "undecided"),
 	atLeast(0, "created_step", "pairs"),
 )
 
