@@ -34,6 +34,7 @@ func TestRowTypesBindToTheirTables(t *testing.T) {
 		{Ledger, func() error { _, err := Build(Ledger, []LedgerRow{{}}); return err }},
 		{Skills, func() error { _, err := Build(Skills, []SkillRow{{}}); return err }},
 		{Proposals, func() error { _, err := Build(Proposals, []ProposalRow{{}}); return err }},
+		{LedgerState, func() error { _, err := Build(LedgerState, []LedgerStateRow{{}}); return err }},
 	} {
 		if err := c.build(); err != nil {
 			t.Errorf("%s: %v", c.table.Name, err)

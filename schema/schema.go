@@ -25,7 +25,7 @@ func (t *Table) ID() string { return fmt.Sprintf("%s@%d", t.Name, t.Version) }
 func All() []*Table {
 	return []*Table{
 		Episodes, Decisions, Prompts, Executions, Scores, RhoDrift, Anchors, Buckets,
-		Corrections, ValueData, Pairs, Losses, Coefficients, Ledger, Skills,
+		Corrections, ValueData, Pairs, Losses, Coefficients, Ledger, Skills, LedgerState,
 		Proposals, Tasks, SimTruth, Checkpoint, UpdateMetrics, EvalResults, Probe, ExactCurve, CalibrationFit, Pilot,
 	}
 }

@@ -53,7 +53,7 @@ type Stage struct {
 // Name is the stage's folder.
 func (Stage) Name() string { return layout.Author }
 
-// Inputs are the ledger through validate step with its library, and, when a window opens, the
+// Inputs are the ledger state through validate step with its library, and, when a window opens, the
 // episodes of step and of every earlier step (the evidence pool is carried over all of them),
 // the task records, earlier proposals (window priority) and, for a model author, the decisions
 // and executions of the episodes it may be shown. None when skill evolution is ablated.
@@ -95,10 +95,10 @@ func authorInputs(r *rundir.Folder, step int) ([]string, error) {
 	return paths, nil
 }
 
-// Outputs are the proposals, the ledger segment, the library and, on the simulated world, the
-// proposed skills' hidden effects.
+// Outputs are the proposals, the ledger segment, the library, the ledger state and, on the
+// simulated world, the proposed skills' hidden effects.
 func (Stage) Outputs(r *rundir.Folder, _ int) []string {
-	out := []string{layout.ProposalsFile, layout.LedgerFile, layout.SkillsFile}
+	out := []string{layout.ProposalsFile, layout.LedgerFile, layout.SkillsFile, layout.LedgerStateFile}
 	if r.Config.Executor.Backend == "sim" {
 		out = append(out, layout.SimTruthFile)
 	}
@@ -106,8 +106,8 @@ func (Stage) Outputs(r *rundir.Folder, _ int) []string {
 }
 
 // Run opens the step's author windows and writes proposals.arrow, the ledger segment (one
-// proposal event per new candidate), the library and, for the sim executor, sim_truth.arrow
-// into sc.OutDir.
+// proposal event per new candidate), the library, the ledger state and, for the sim executor,
+// sim_truth.arrow into sc.OutDir.
 func (s Stage) Run(ctx context.Context, sc *rundir.StageContext) error {
 	r, step, cfg := sc.Folder, sc.Step, sc.Folder.Config
 	a := s.Author
@@ -118,20 +118,19 @@ func (s Stage) Run(ctx context.Context, sc *rundir.StageContext) error {
 		}
 	}
 	if !skills.Enabled(cfg) {
-		return write(sc.OutDir, sc.Lineage(), cfg, nil, nil, skills.NewLedger(cfg.Admission, false).Library())
+		return write(sc.OutDir, sc.Lineage(), cfg, nil, skills.NewLedger(cfg.Admission, false))
 	}
 	g, err := skills.LoadLedger(r, step, layout.Author)
 	if err != nil {
 		return err
 	}
-	n := len(g.Events())
 	var rows []schema.ProposalRow
 	if want := WindowFamilies(cfg, step); want > 0 {
 		if rows, err = openWindows(ctx, r, step, want, a, g); err != nil {
 			return err
 		}
 	}
-	return write(sc.OutDir, sc.Lineage(), cfg, rows, g.Events()[n:], g.Library())
+	return write(sc.OutDir, sc.Lineage(), cfg, rows, g)
 }
 
 // poolSteps are the earlier steps whose natural episodes the evidence pool of step is carried
@@ -354,14 +353,13 @@ func failedReports(r *rundir.Folder, step int) (map[string]int, error) {
 	return out, nil
 }
 
-func write(outDir string, lin schema.Lineage, cfg *config.Config, rows []schema.ProposalRow, events []schema.LedgerRow, lib *skills.Library) error {
+// write writes the stage's outputs: the window rows and what the ledger stage leaves
+// (skills.WriteStage).
+func write(outDir string, lin schema.Lineage, cfg *config.Config, rows []schema.ProposalRow, g *skills.Ledger) error {
 	if err := schema.WriteRows(schema.Proposals, filepath.Join(outDir, layout.ProposalsFile), lin, rows); err != nil {
 		return err
 	}
-	if err := skills.WriteSegment(outDir, lin, events); err != nil {
-		return err
-	}
-	if err := skills.WriteSnapshot(outDir, lin, lib); err != nil {
+	if err := skills.WriteStage(outDir, lin, g); err != nil {
 		return err
 	}
 	if cfg.Executor.Backend != "sim" {

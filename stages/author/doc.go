@@ -1,6 +1,7 @@
 // Package author is the stage that proposes candidate skills (paper §4.3, appendix C.5;
-// METHOD.md §5.3–5.4). For step k it rebuilds the admission ledger through validate k
-// (internal/skills.LoadLedger, checked against step-k/validate/skills.arrow) and opens the
+// METHOD.md §5.3–5.4). For step k it continues the admission ledger from the state validate k
+// left (internal/skills.LoadLedger: step-k/validate/ledger_state.arrow with the skills.arrow
+// beside it) and opens the
 // step's author windows: none before author.start_step (warm-up), author.start_families at it,
 // then one every author.interval steps, each for the highest-priority family that has training
 // tasks (tasks/train.arrow; a family without any gets no window) and can take a candidate
@@ -19,12 +20,14 @@
 // author_error that wastes only the window. An accepted record becomes a candidate. It writes
 // into step-k/author/:
 //
-//   - proposals.arrow  one row per window, with the reason of a rejection and a model's raw reply;
-//   - ledger.arrow     the ledger's segment: one proposal event per new candidate;
-//   - skills.arrow     the library, which the rollout of step k+1 freezes into menus;
-//   - sim_truth.arrow  with the sim executor: the new candidates' hidden effects (kind skill).
+//   - proposals.arrow     one row per window, with the reason of a rejection and a model's raw reply;
+//   - ledger.arrow        the ledger's segment: one proposal event per new candidate;
+//   - skills.arrow        the library, which the rollout of step k+1 freezes into menus;
+//   - ledger_state.arrow  the ledger's state, which validate k+1 continues;
+//   - sim_truth.arrow     with the sim executor: the new candidates' hidden effects (kind skill).
 //
-// Under the skill-evolution ablation it reads nothing and writes the files empty.
+// Under the skill-evolution ablation it reads nothing and writes the files empty (the ledger
+// state is the empty ledger's).
 //
 // The windows of a step are asked at once, at most the author's concurrency at a time
 // (author.max_concurrency for a model author; the simulated author answers one at a time), never

@@ -186,6 +186,11 @@ func TestStageAblated(t *testing.T) {
 		}
 		f.Close()
 	}
+	if f, err := schema.Open(filepath.Join(r.StageDir(9, layout.Author), layout.LedgerStateFile)); err != nil || f.NumRows != 1 {
+		t.Errorf("ledger state of the empty ledger: %v %v", f, err)
+	} else {
+		f.Close()
+	}
 }
 
 // The simulated author is a function of the window seed, avoids the family's names, and its
