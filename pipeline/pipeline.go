@@ -123,21 +123,15 @@ func Summarize(r *rundir.Folder, step int) (*Summary, error) {
 	if len(m) == 1 {
 		s.Loss, s.LossRho = m[0].Loss, m[0].LossRho
 	}
-	for k := step; k >= 1; k-- { // alpha_spent is cumulative: the latest event carries it
-		ev, err := schema.ReadFile[schema.LedgerRow](schema.Ledger, filepath.Join(r.StageDir(k, layout.Validate), layout.LedgerFile))
-		if err != nil {
-			return nil, err
-		}
-		if len(ev) > 0 {
-			s.AlphaSpent = ev[len(ev)-1].AlphaSpent
-			break
-		}
+	if !skills.Enabled(r.Config) {
+		return s, nil
 	}
-	lib, err := skills.LoadLibrary(r, step+1)
+	g, err := skills.LoadLedger(r, step+1, layout.Validate) // the ledger state and library after the step's author
 	if err != nil {
 		return nil, err
 	}
-	for _, sk := range lib.Skills() {
+	s.AlphaSpent = g.AlphaSpent()
+	for _, sk := range g.Library().Skills() {
 		s.Skills[sk.Status]++
 	}
 	return s, nil

@@ -121,7 +121,7 @@ func TestNullableColumnsHoldNulls(t *testing.T) {
 
 func TestAllAndLookup(t *testing.T) {
 	want := []string{"episodes", "decisions", "prompts", "executions", "scores", "rho_drift", "anchors", "buckets",
-		"corrections", "value_data", "pairs", "anchor_pool", "pairs_used", "losses", "coefficients", "ledger", "skills", "proposals", "tasks", "sim_truth", "checkpoint", "update_metrics", "eval_results", "probe", "exact_curve", "calibration_fit", "pilot"}
+		"corrections", "value_data", "pairs", "anchor_pool", "pairs_used", "losses", "coefficients", "ledger", "skills", "ledger_state", "proposals", "evidence_pool", "author_state", "tasks", "sim_truth", "checkpoint", "update_metrics", "eval_results", "probe", "exact_curve", "calibration_fit", "pilot"}
 	var got []string
 	for _, tbl := range All() {
 		got = append(got, tbl.Name)

@@ -36,6 +36,9 @@ func TestRowTypesBindToTheirTables(t *testing.T) {
 		{Ledger, func() error { _, err := Build(Ledger, []LedgerRow{{}}); return err }},
 		{Skills, func() error { _, err := Build(Skills, []SkillRow{{}}); return err }},
 		{Proposals, func() error { _, err := Build(Proposals, []ProposalRow{{}}); return err }},
+		{LedgerState, func() error { _, err := Build(LedgerState, []LedgerStateRow{{}}); return err }},
+		{EvidencePool, func() error { _, err := Build(EvidencePool, []EpisodeRow{{}}); return err }},
+		{AuthorState, func() error { _, err := Build(AuthorState, []AuthorStateRow{{}}); return err }},
 	} {
 		if err := c.build(); err != nil {
 			t.Errorf("%s: %v", c.table.Name, err)

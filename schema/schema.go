@@ -2,6 +2,7 @@ package schema
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 )
@@ -25,8 +26,8 @@ func (t *Table) ID() string { return fmt.Sprintf("%s@%d", t.Name, t.Version) }
 func All() []*Table {
 	return []*Table{
 		Episodes, Decisions, Prompts, Executions, Scores, RhoDrift, Anchors, Buckets,
-		Corrections, ValueData, Pairs, AnchorPool, PairsUsed, Losses, Coefficients, Ledger, Skills,
-		Proposals, Tasks, SimTruth, Checkpoint, UpdateMetrics, EvalResults, Probe, ExactCurve, CalibrationFit, Pilot,
+		Corrections, ValueData, Pairs, AnchorPool, PairsUsed, Losses, Coefficients, Ledger, Skills, LedgerState,
+		Proposals, EvidencePool, AuthorState, Tasks, SimTruth, Checkpoint, UpdateMetrics, EvalResults, Probe, ExactCurve, CalibrationFit, Pilot,
 	}
 }
 
@@ -95,6 +96,14 @@ func declare(name string, version int, fields ...arrow.Field) *Table {
 		}
 	}
 	return t
+}
+
+// as declares a table of another name with t's columns and domains: rows of t kept for another
+// purpose, in files that must not be taken for t's.
+func (t *Table) as(name string, version int) *Table {
+	c := declare(name, version, t.Schema.Fields()...)
+	c.rules = slices.Clone(t.rules) // t's own finite rules included
+	return c
 }
 
 // listElem is the element type of a list or fixed-size list type, nil for other types.

@@ -87,4 +87,30 @@ func TestValidateAndAuthorCommands(t *testing.T) {
 	if out, err := run(t, "", "sql", "--run", dir, "--format", "csv", alphaQuery); err != nil || out != "alpha_spent,sum_of_levels,looks\n0.0125,0.0125,1\n" {
 		t.Errorf("alpha query: %v\n%s", err, out)
 	}
+
+	// --check: the stored ledger states against the replay of the log.
+	out, err = run(t, "", "validate", "--run", dir, "--step", "3", "--check")
+	if err != nil || !strings.Contains(out, "validate step 3: up to date") ||
+		!strings.Contains(out, "check against the replay of the ledger, steps 1..3:\n  validate  ok (17 events, 1 open comparisons)\n") ||
+		!strings.Contains(out, "  author    not written yet (run `evosteer author --step 3 --run "+dir+"`)") {
+		t.Fatalf("validate --check before author 3: %v\n%s", err, out)
+	}
+	out, err = run(t, "", "validate", "--run", dir, "--step", "2", "--check")
+	if err != nil || !strings.Contains(out, "  validate  ok (0 events, 0 open comparisons)\n  author    ok (2 events, 0 open comparisons)\n") {
+		t.Fatalf("validate --check of step 2: %v\n%s", err, out)
+	}
+	path := filepath.Join(r.StageDir(2, "author"), "ledger_state.arrow")
+	state, err := schema.ReadFile[schema.LedgerStateRow](schema.LedgerState, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	*state[0].Events++
+	if err := schema.WriteRows(schema.LedgerState, path, schema.Lineage{Run: r.Name, Step: 2, Stage: "author", ConfigSHA256: r.Config.SHA256()}, state); err != nil {
+		t.Fatal(err)
+	}
+	out, err = run(t, "", "validate", "--run", dir, "--step", "2", "--check")
+	if err == nil || err.Error() != "check: 1 of 2 ledger states differ from the replay" ||
+		!strings.Contains(out, "  author    MISMATCH: step-000002/author/ledger_state.arrow: row 0: the file holds {kind=ledger events=3 alpha_spent=0 comparisons=0}, the replay {kind=ledger events=2 alpha_spent=0 comparisons=0}\n") {
+		t.Errorf("validate --check of an edited state: %v\n%s", err, out)
+	}
 }

@@ -45,10 +45,13 @@ const (
 	UpdateMetricsFile = "update_metrics.arrow"
 	CheckpointFile    = "checkpoint/learner.arrow" // the learner after the update; step 0's is written by init
 
-	LedgerFile    = "ledger.arrow" // validate and author: the stage's segment of the ledger
-	SkillsFile    = "skills.arrow" // validate and author: the library after the stage
-	ProposalsFile = "proposals.arrow"
-	SimTruthFile  = "sim_truth.arrow" // author (and an unsharded rollout), simulated world only
+	LedgerFile       = "ledger.arrow"       // validate and author: the stage's segment of the ledger
+	SkillsFile       = "skills.arrow"       // validate and author: the library after the stage
+	LedgerStateFile  = "ledger_state.arrow" // validate and author: the ledger's state after the stage
+	ProposalsFile    = "proposals.arrow"
+	EvidencePoolFile = "evidence_pool.arrow" // author: the evidence pool after the step
+	AuthorStateFile  = "author_state.arrow"  // author: the windows without a candidate so far, per family
+	SimTruthFile     = "sim_truth.arrow"     // author (and an unsharded rollout), simulated world only
 )
 
 // RunFile is the run's record of its resolved configuration; a folder holding it is a run.

@@ -37,16 +37,16 @@
 //	            of the full menu), its control arm Library.Background(f, s), the menu without s,
 //	            for the whole episode.
 //	aggregate k scores the pairs (pairs.arrow: win/loss/tie, eligibility).
-//	validate k  replays the ledger (segments of steps < k), checks it against
-//	            step-(k−1)/author/skills.arrow, and runs Ledger.Validate on the step's pairs:
+//	validate k  continues the ledger from step-(k−1)/author/ledger_state.arrow and the
+//	            skills.arrow beside it (LoadLedger), and runs Ledger.Validate on the step's pairs:
 //	            a comparison id it has not seen is registered with the next global index j
 //	            (superseding the skill's open comparison: no evidence carried over, no alpha
 //	            refunded); eligible pairs are recorded; every validation_interval-th step each
 //	            open comparison with new discordant pairs gets one look. It writes its segment
-//	            (ledger.arrow) and the library (skills.arrow).
-//	author k    replays through validate k, checks it against step-k/validate/skills.arrow,
-//	            proposes candidates (Ledger.Propose) and writes its segment and the library the
-//	            rollout of step k+1 freezes.
+//	            (ledger.arrow), the library (skills.arrow) and the state (ledger_state.arrow).
+//	author k    continues from step-k/validate's state and library, proposes candidates
+//	            (Ledger.Propose) and writes its segment, the library the rollout of step k+1
+//	            freezes and the state validate k+1 continues from.
 //
 // Comparison identity: a comparison is a skill under one context, the background menu of its
 // family (the reference policy, executor and environment are fixed within a run; a changed
@@ -78,10 +78,16 @@
 //
 // The ledger is append-only: each stage writes only the events it added (its segment), seq
 // runs on across segments, and Replay rebuilds the state by re-executing every segment and
-// requiring each event to come out identical. LoadLedger also compares the rebuilt library
-// with the snapshot written beside the last segment.
+// requiring each event to come out identical. A stage does not replay: beside its segment and
+// library it writes the ledger's running state (Ledger.State, ledger_state.arrow: events so far,
+// alpha spent, comparisons registered, the open comparisons with their counts and tasks, the
+// treatment successes per skill), and LoadLedger continues from the previous stage's state and
+// library, which must agree (an open comparison is the one its skill records, and the other way
+// round), so a stage reads two files whatever the step. CheckStates (`evosteer validate
+// --check`) replays every segment and compares each stored state and library with the
+// replay's, field for field.
 //
 // This package must not roll anything out, call an author, or read files other than ledger
-// segments, library snapshots and, under admission.undecided_when_exhausted, the training
-// tasks (their count per family).
+// segments, ledger states, library snapshots and, under admission.undecided_when_exhausted, the
+// training tasks (their count per family).
 package skills

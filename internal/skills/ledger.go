@@ -34,13 +34,16 @@ const (
 
 // Ledger is the admission state machine and its event log (METHOD.md §5.6, paper §4.3 and
 // appendix C). The library is a function of the log: Replay re-executes a log and checks that
-// it reproduces every event. A Ledger is not safe for concurrent use.
+// it reproduces every event. A ledger continued from a stored state (LoadLedger) holds the
+// state, not the log before it. A Ledger is not safe for concurrent use.
 type Ledger struct {
 	limits     config.Admission
 	fixedCount bool
-	events     []schema.LedgerRow
+	events     []schema.LedgerRow // the events this ledger emitted
+	seq        int64              // events so far, those before a restored state included
+	registered int                // comparisons registered so far: the latest j
 	skills     map[string]*Skill
-	comps      []*comparison // index j−1
+	comps      []*comparison // in j order; one restored from a state holds only the open ones
 	byID       map[string]*comparison
 	successes  map[string]int64 // treatment-arm successes per skill (fixed-count admission)
 	alphaSpent float64
@@ -79,7 +82,9 @@ func (g *Ledger) exhaustionRule() bool {
 	return g.limits.UndecidedWhenExhausted && !g.limits.AllowRepeatedTasks
 }
 
-// Events returns the whole log (shared; do not modify).
+// Events returns the events this ledger emitted (shared; do not modify): the whole log of a
+// ledger built from empty, the events after the state of one LoadLedger restored. Their seq
+// runs on from the state's.
 func (g *Ledger) Events() []schema.LedgerRow { return g.events }
 
 // AlphaSpent is the sum of the levels of every look so far.
@@ -266,7 +271,8 @@ func (g *Ledger) register(id, skillID string, frozen *Library) {
 			g.emit(g.row(EventSupersede, c))
 		}
 	}
-	c := &comparison{id: id, skill: skillID, menuID: frozen.backgroundID(s.Family, skillID), j: len(g.comps) + 1, open: true, tasks: map[string]bool{}}
+	g.registered++
+	c := &comparison{id: id, skill: skillID, menuID: frozen.backgroundID(s.Family, skillID), j: g.registered, open: true, tasks: map[string]bool{}}
 	g.comps = append(g.comps, c)
 	g.byID[id] = c
 	s.ComparisonID, s.ComparisonMenuID = id, c.menuID
@@ -401,7 +407,8 @@ func (g *Ledger) row(event string, c *comparison) schema.LedgerRow {
 }
 
 func (g *Ledger) emit(r schema.LedgerRow) {
-	r.Seq = int64(len(g.events) + 1)
+	g.seq++
+	r.Seq = g.seq
 	r.AlphaSpent = g.alphaSpent
 	g.events = append(g.events, r)
 }
@@ -426,13 +433,22 @@ func Replay(limits config.Admission, fixedCount bool, segs []Segment) (*Ledger, 
 // Replay is the package's Replay on g, an empty ledger that may carry its family task counts
 // (SetFamilyTasks).
 func (g *Ledger) Replay(segs []Segment) (*Ledger, error) {
-	if len(g.events) > 0 {
-		return nil, fmt.Errorf("skills: Replay needs an empty ledger, this one holds %d events", len(g.events))
+	if g.seq > 0 {
+		return nil, fmt.Errorf("skills: Replay needs an empty ledger, this one holds %d events", g.seq)
 	}
+	if err := g.replay(segs); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// replay re-executes segs on g after the events g holds (Replay); CheckStates stops between
+// segments to compare the state.
+func (g *Ledger) replay(segs []Segment) error {
 	for _, seg := range segs {
 		start := len(g.events)
-		fail := func(err error) (*Ledger, error) {
-			return nil, fmt.Errorf("ledger %s (step %d %s): %w", seg.Path, seg.Step, seg.Stage, err)
+		fail := func(err error) error {
+			return fmt.Errorf("ledger %s (step %d %s): %w", seg.Path, seg.Step, seg.Stage, err)
 		}
 		switch seg.Stage {
 		case layout.Author:
@@ -478,13 +494,19 @@ func (g *Ledger) Replay(segs []Segment) (*Ledger, error) {
 			}
 		}
 	}
-	return g, nil
+	return nil
 }
 
 // describe renders an event with its non-null fields.
 func describe(r schema.LedgerRow) string {
-	parts := []string{fmt.Sprintf("seq=%d", r.Seq), "event=" + r.Event}
-	v := reflect.ValueOf(r)
+	parts := append([]string{fmt.Sprintf("seq=%d", r.Seq), "event=" + r.Event}, setFields(r)...)
+	return "{" + strings.Join(parts, " ") + fmt.Sprintf(" alpha_spent=%v}", r.AlphaSpent)
+}
+
+// setFields renders the non-null pointer fields of a row struct as column=value.
+func setFields(row any) []string {
+	var parts []string
+	v := reflect.ValueOf(row)
 	for i := range v.NumField() {
 		f := v.Field(i)
 		if f.Kind() != reflect.Pointer || f.IsNil() {
@@ -492,5 +514,5 @@ func describe(r schema.LedgerRow) string {
 		}
 		parts = append(parts, fmt.Sprintf("%s=%v", v.Type().Field(i).Tag.Get("arrow"), f.Elem().Interface()))
 	}
-	return "{" + strings.Join(parts, " ") + fmt.Sprintf(" alpha_spent=%v}", r.AlphaSpent)
+	return parts
 }

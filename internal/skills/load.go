@@ -66,66 +66,183 @@ func SegmentPaths(r *rundir.Folder, step int, stage string) []Segment {
 	return out
 }
 
-// LedgerInputs are the files LoadLedger reads for a stage of step: the segments before it and
-// the library snapshot written beside the last of them; under admission.undecided_when_exhausted
-// also the training tasks (the family task counts of the rule).
+// stateDir is the stage folder whose ledger state and library snapshot the given stage of step
+// continues from: author k − 1's for validate k, validate k's for author k; "" for validate 1,
+// which starts from the empty ledger.
+func stateDir(r *rundir.Folder, step int, stage string) string {
+	switch {
+	case stage == layout.Author:
+		return r.StageDir(step, layout.Validate)
+	case step > 1:
+		return r.StageDir(step-1, layout.Author)
+	}
+	return ""
+}
+
+// LedgerInputs are the files LoadLedger reads for a stage of step: the ledger state and the
+// library snapshot of the stage before it (none at validate 1); under
+// admission.undecided_when_exhausted also the training tasks (the family task counts of the
+// rule).
 func LedgerInputs(r *rundir.Folder, step int, stage string) []string {
-	segs := SegmentPaths(r, step, stage)
 	var out []string
 	if r.Config.Admission.UndecidedWhenExhausted {
 		out = append(out, r.TasksPath("train"))
 	}
-	for _, s := range segs {
-		out = append(out, s.Path)
-	}
-	if len(segs) > 0 {
-		out = append(out, filepath.Join(filepath.Dir(segs[len(segs)-1].Path), layout.SkillsFile))
+	if dir := stateDir(r, step, stage); dir != "" {
+		out = append(out, filepath.Join(dir, layout.LedgerStateFile), filepath.Join(dir, layout.SkillsFile))
 	}
 	return out
 }
 
-// LoadLedger rebuilds the ledger that the given stage of step continues, by replaying every
-// earlier segment (Replay checks each event), and checks the rebuilt library against the
-// snapshot written beside the last segment: a log and a library that disagree are an error.
+// LoadLedger is the ledger that the given stage of step continues: the state the stage before
+// it wrote (ledger_state.arrow) with the library snapshot beside it, which must agree (an error
+// names the files), or the empty ledger at validate 1. It reads two files whatever the step;
+// CheckStates holds the states to the full replay of the log. Events() of the ledger holds
+// only the events emitted after the state, their seq running on from it.
 func LoadLedger(r *rundir.Folder, step int, stage string) (*Ledger, error) {
-	segs := SegmentPaths(r, step, stage)
+	g, err := emptyLedger(r)
+	if err != nil {
+		return nil, err
+	}
+	dir := stateDir(r, step, stage)
+	if dir == "" {
+		return g, nil
+	}
+	statePath, libPath := filepath.Join(dir, layout.LedgerStateFile), filepath.Join(dir, layout.SkillsFile)
+	lib, err := ReadLibrary(r, libPath)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := schema.ReadFile[schema.LedgerStateRow](schema.LedgerState, statePath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, r.MissingInput(statePath)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := g.restore(lib, rows, r.Rel(statePath), r.Rel(libPath)); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// emptyLedger is the run's empty ledger, with the family task counts under
+// admission.undecided_when_exhausted.
+func emptyLedger(r *rundir.Folder) (*Ledger, error) {
+	g := NewLedger(r.Config.Admission, FixedCount(r.Config))
+	if !r.Config.Admission.UndecidedWhenExhausted {
+		return g, nil
+	}
+	train, err := tasks.ReadFile(r.TasksPath("train"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, r.MissingInput(r.TasksPath("train"))
+	}
+	if err != nil {
+		return nil, err
+	}
+	g.SetFamilyTasks(FamilyTasks(train))
+	return g, nil
+}
+
+// StateCheck is the check of one stage's stored ledger state against the replay of the log.
+type StateCheck struct {
+	Stage    string // layout.Validate or layout.Author
+	Path     string // its ledger_state.arrow, relative to the run folder
+	Absent   bool   // the stage has not written its state (not run yet); nothing was compared
+	Events   int64  // events of the log through the stage
+	Open     int    // open comparisons after it
+	Mismatch string // the first difference from the replay; "" when the state and the snapshot equal it
+}
+
+// CheckStates holds the incremental path to the definition: it replays every ledger segment from
+// step 1 through the validate and then the author stage of step (Replay checks every event) and
+// compares each stage's stored ledger_state.arrow with the replayed ledger's state, row for row
+// and field for field, and its skills.arrow with the replayed library. A stage whose state does
+// not exist yet is Absent (an author that has not run); a segment that does not replay, or a
+// missing segment, is an error.
+func CheckStates(r *rundir.Folder, step int) ([]StateCheck, error) {
+	g, err := emptyLedger(r)
+	if err != nil {
+		return nil, err
+	}
+	segs := SegmentPaths(r, step+1, layout.Validate) // both stages of steps 1..step
+	var out []StateCheck
+	done := 0
+	for _, stage := range []string{layout.Validate, layout.Author} {
+		dir := r.StageDir(step, stage)
+		c := StateCheck{Stage: stage, Path: r.Rel(filepath.Join(dir, layout.LedgerStateFile))}
+		stored, err := schema.ReadFile[schema.LedgerStateRow](schema.LedgerState, filepath.Join(dir, layout.LedgerStateFile))
+		if errors.Is(err, fs.ErrNotExist) {
+			c.Absent = true
+			out = append(out, c)
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		end := len(segs) - 1 // through validate of step
+		if stage == layout.Author {
+			end = len(segs)
+		}
+		if err := readSegments(r, segs[done:end]); err != nil {
+			return nil, err
+		}
+		if err := g.replay(segs[done:end]); err != nil {
+			return nil, err
+		}
+		done = end
+		state := g.State()
+		c.Events = g.seq
+		for _, row := range state {
+			if row.Kind == stateComparison {
+				c.Open++
+			}
+		}
+		if diff := diffState(state, stored); diff != "" {
+			c.Mismatch = c.Path + ": " + diff
+		} else {
+			lib, err := ReadLibrary(r, filepath.Join(dir, layout.SkillsFile))
+			if err != nil {
+				return nil, err
+			}
+			if err := SameLibrary(g.Library(), lib); err != nil {
+				c.Mismatch = fmt.Sprintf("%s: %v", r.Rel(filepath.Join(dir, layout.SkillsFile)), err)
+			}
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// readSegments reads the rows of each segment, naming a missing one with the command that writes
+// it; the paths become relative to the run folder, as errors show them.
+func readSegments(r *rundir.Folder, segs []Segment) error {
 	for i := range segs {
 		rows, err := schema.ReadFile[schema.LedgerRow](schema.Ledger, segs[i].Path)
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, r.MissingInput(segs[i].Path)
+			return r.MissingInput(segs[i].Path)
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		segs[i].Rows, segs[i].Path = rows, r.Rel(segs[i].Path)
 	}
-	g := NewLedger(r.Config.Admission, FixedCount(r.Config))
-	if r.Config.Admission.UndecidedWhenExhausted {
-		train, err := tasks.ReadFile(r.TasksPath("train"))
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, r.MissingInput(r.TasksPath("train"))
+	return nil
+}
+
+// diffState names the first difference between the replayed state and the stored one, "" for none.
+func diffState(replayed, stored []schema.LedgerStateRow) string {
+	for i := range max(len(replayed), len(stored)) {
+		switch {
+		case i >= len(stored):
+			return fmt.Sprintf("the replay holds %s, which the file lacks", describeState(replayed[i]))
+		case i >= len(replayed):
+			return fmt.Sprintf("row %d: the file holds %s, which the replay lacks", i, describeState(stored[i]))
+		case !reflect.DeepEqual(replayed[i], stored[i]):
+			return fmt.Sprintf("row %d: the file holds %s, the replay %s", i, describeState(stored[i]), describeState(replayed[i]))
 		}
-		if err != nil {
-			return nil, err
-		}
-		g.SetFamilyTasks(FamilyTasks(train))
 	}
-	g, err := g.Replay(segs)
-	if err != nil {
-		return nil, err
-	}
-	if len(segs) == 0 {
-		return g, nil
-	}
-	snap := filepath.Join(r.Dir, filepath.Dir(segs[len(segs)-1].Path), layout.SkillsFile)
-	lib, err := ReadLibrary(r, snap)
-	if err != nil {
-		return nil, err
-	}
-	if err := SameLibrary(g.Library(), lib); err != nil {
-		return nil, fmt.Errorf("the ledger replayed through %s disagrees with %s: %w", segs[len(segs)-1].Path, r.Rel(snap), err)
-	}
-	return g, nil
+	return ""
 }
 
 // FamilyTasks counts training tasks by task type: the tasks whose pairs can test a skill of

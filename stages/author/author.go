@@ -3,7 +3,10 @@ package author
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -53,10 +56,11 @@ type Stage struct {
 // Name is the stage's folder.
 func (Stage) Name() string { return layout.Author }
 
-// Inputs are the ledger through validate step with its library, and, when a window opens, the
-// episodes of step and of every earlier step (the evidence pool is carried over all of them),
-// the task records, earlier proposals (window priority) and, for a model author, the decisions
-// and executions of the episodes it may be shown. None when skill evolution is ablated.
+// Inputs are the ledger state through validate step with its library, the author state of step
+// − 1 (the evidence pool it carried and its count of windows without a candidate), the step's
+// episodes when the pool is carried (it is updated every step) or a window opens, and, when a
+// window opens, the task records and, for a model author, the decisions and executions of the
+// episodes it may be shown. None when skill evolution is ablated.
 func (Stage) Inputs(r *rundir.Folder, step int) (rundir.Resolved, error) {
 	paths, err := authorInputs(r, step)
 	return rundir.Files(paths), err
@@ -64,24 +68,33 @@ func (Stage) Inputs(r *rundir.Folder, step int) (rundir.Resolved, error) {
 
 // authorInputs lists the author's input files for step.
 func authorInputs(r *rundir.Folder, step int) ([]string, error) {
-	if !skills.Enabled(r.Config) {
+	cfg := r.Config
+	if !skills.Enabled(cfg) {
 		return nil, nil
 	}
 	paths := skills.LedgerInputs(r, step, layout.Author)
-	if WindowFamilies(r.Config, step) == 0 {
-		return paths, nil
+	if step > 1 {
+		prev := r.StageDir(step-1, layout.Author)
+		paths = append(paths, filepath.Join(prev, layout.AuthorStateFile))
+		if carriesPool(cfg) {
+			paths = append(paths, filepath.Join(prev, layout.EvidencePoolFile))
+		}
 	}
-	paths = append(paths, r.TasksPath("train"))
-	for _, j := range append(poolSteps(r, step), step) {
-		eps, err := r.ShardedInputs(j, layout.Rollout, layout.Episodes)
+	windows := WindowFamilies(cfg, step) > 0
+	if carriesPool(cfg) || windows {
+		eps, err := r.ShardedInputs(step, layout.Rollout, layout.Episodes)
 		if err != nil {
 			return nil, err
 		}
 		paths = append(paths, eps[0]...)
 	}
-	if r.Config.Author.Backend != "sim" {
-		pool, _ := carriedPool(r, step) // a missing episodes file is reported by the stage runner
-		for _, j := range detailSteps(pool, step) {
+	if !windows {
+		return paths, nil
+	}
+	paths = append(paths, r.TasksPath("train"))
+	if cfg.Author.Backend != "sim" {
+		st, _ := readState(r, step) // a missing state file is reported by the stage runner
+		for _, j := range detailSteps(st.pool, step) {
 			files, err := r.ShardedInputs(j, layout.Rollout, layout.Decisions, layout.Executions)
 			if err != nil {
 				return nil, err
@@ -89,16 +102,14 @@ func authorInputs(r *rundir.Folder, step int) ([]string, error) {
 			paths = append(paths, slices.Concat(files...)...)
 		}
 	}
-	for j := r.Config.Author.StartStep; j < step; j++ {
-		paths = append(paths, filepath.Join(r.StageDir(j, layout.Author), layout.ProposalsFile))
-	}
 	return paths, nil
 }
 
-// Outputs are the proposals, the ledger segment, the library and, on the simulated world, the
+// Outputs are the proposals, the ledger segment, the library, the ledger state, the author
+// state (evidence pool and windows without a candidate) and, on the simulated world, the
 // proposed skills' hidden effects.
 func (Stage) Outputs(r *rundir.Folder, _ int) []string {
-	out := []string{layout.ProposalsFile, layout.LedgerFile, layout.SkillsFile}
+	out := []string{layout.ProposalsFile, layout.LedgerFile, layout.SkillsFile, layout.LedgerStateFile, layout.EvidencePoolFile, layout.AuthorStateFile}
 	if r.Config.Executor.Backend == "sim" {
 		out = append(out, layout.SimTruthFile)
 	}
@@ -106,7 +117,8 @@ func (Stage) Outputs(r *rundir.Folder, _ int) []string {
 }
 
 // Run opens the step's author windows and writes proposals.arrow, the ledger segment (one
-// proposal event per new candidate), the library and, for the sim executor, sim_truth.arrow
+// proposal event per new candidate), the library, the ledger state, the author state after the
+// step (evidence_pool.arrow, author_state.arrow) and, for the sim executor, sim_truth.arrow
 // into sc.OutDir.
 func (s Stage) Run(ctx context.Context, sc *rundir.StageContext) error {
 	r, step, cfg := sc.Folder, sc.Step, sc.Folder.Config
@@ -118,48 +130,99 @@ func (s Stage) Run(ctx context.Context, sc *rundir.StageContext) error {
 		}
 	}
 	if !skills.Enabled(cfg) {
-		return write(sc.OutDir, sc.Lineage(), cfg, nil, nil, skills.NewLedger(cfg.Admission, false).Library())
+		return write(sc.OutDir, sc.Lineage(), cfg, nil, skills.NewLedger(cfg.Admission, false), state{})
 	}
 	g, err := skills.LoadLedger(r, step, layout.Author)
 	if err != nil {
 		return err
 	}
-	n := len(g.Events())
-	var rows []schema.ProposalRow
-	if want := WindowFamilies(cfg, step); want > 0 {
-		if rows, err = openWindows(ctx, r, step, want, a, g); err != nil {
+	prev, err := readState(r, step)
+	if err != nil {
+		return err
+	}
+	want := WindowFamilies(cfg, step)
+	var current []schema.EpisodeRow
+	if carriesPool(cfg) || want > 0 {
+		if current, err = readEpisodes(r, step); err != nil {
 			return err
 		}
 	}
-	return write(sc.OutDir, sc.Lineage(), cfg, rows, g.Events()[n:], g.Library())
-}
-
-// poolSteps are the earlier steps whose natural episodes the evidence pool of step is carried
-// over: all of them, none when author.evidence_pool is 0.
-func poolSteps(r *rundir.Folder, step int) []int {
-	if r.Config.Author.EvidencePool == 0 {
-		return nil
-	}
-	out := make([]int, 0, step-1)
-	for j := 1; j < step; j++ {
-		out = append(out, j)
-	}
-	return out
-}
-
-// carriedPool is the evidence pool the author of step finds: updatePool over the episodes of
-// every earlier step, in step order, starting empty.
-func carriedPool(r *rundir.Folder, step int) (map[string][]schema.EpisodeRow, error) {
-	cfg := r.Config
-	pool := map[string][]schema.EpisodeRow{}
-	for _, j := range poolSteps(r, step) {
-		rows, err := readEpisodes(r, j)
-		if err != nil {
-			return nil, err
+	var rows []schema.ProposalRow
+	if want > 0 {
+		if rows, err = openWindows(ctx, r, step, want, a, g, prev, current); err != nil {
+			return err
 		}
-		pool = updatePool(pool, rows, cfg.Author.EvidencePool, cfg.Admission.SuccessThreshold)
 	}
-	return pool, nil
+	return write(sc.OutDir, sc.Lineage(), cfg, rows, g, prev.after(cfg, current, rows))
+}
+
+// carriesPool reports whether the author carries an evidence pool from step to step
+// (author.evidence_pool above 0).
+func carriesPool(cfg *config.Config) bool { return cfg.Author.EvidencePool > 0 }
+
+// state is what the author carries from step to step: the evidence pool by family (METHOD.md
+// §5.4) and, by family, the windows that ended without a candidate (the window priority).
+type state struct {
+	pool   map[string][]schema.EpisodeRow
+	failed map[string]int
+}
+
+// after is the state after a step with these natural episodes (current) and window rows: the
+// pool re-ranked with the step's episodes (updatePool) and the step's windows without a
+// candidate counted.
+func (st state) after(cfg *config.Config, current []schema.EpisodeRow, rows []schema.ProposalRow) state {
+	next := state{pool: updatePool(st.pool, current, cfg.Author.EvidencePool, cfg.Admission.SuccessThreshold), failed: maps.Clone(st.failed)}
+	if next.failed == nil {
+		next.failed = map[string]int{}
+	}
+	for _, p := range rows {
+		if p.Status != StatusProposed {
+			next.failed[p.Family]++
+		}
+	}
+	return next
+}
+
+// readState reads the state the author of step − 1 wrote (empty at step 1; the pool empty when
+// none is carried), checking that no family's pool exceeds author.evidence_pool.
+func readState(r *rundir.Folder, step int) (state, error) {
+	st := state{pool: map[string][]schema.EpisodeRow{}, failed: map[string]int{}}
+	if step <= 1 {
+		return st, nil
+	}
+	dir := r.StageDir(step-1, layout.Author)
+	path := filepath.Join(dir, layout.AuthorStateFile)
+	counts, err := schema.ReadFile[schema.AuthorStateRow](schema.AuthorState, path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return st, r.MissingInput(path)
+	}
+	if err != nil {
+		return st, err
+	}
+	for i, c := range counts {
+		if _, dup := st.failed[c.Family]; dup {
+			return st, fmt.Errorf("%s: row %d: family %s appears twice", r.Rel(path), i, c.Family)
+		}
+		st.failed[c.Family] = int(c.FailedWindows)
+	}
+	if !carriesPool(r.Config) {
+		return st, nil
+	}
+	path = filepath.Join(dir, layout.EvidencePoolFile)
+	eps, err := schema.ReadFile[schema.EpisodeRow](schema.EvidencePool, path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return st, r.MissingInput(path)
+	}
+	if err != nil {
+		return st, err
+	}
+	for i, e := range eps {
+		if len(st.pool[e.Family]) == r.Config.Author.EvidencePool {
+			return st, fmt.Errorf("%s: row %d: family %s holds more than author.evidence_pool = %d episodes", r.Rel(path), i, e.Family, r.Config.Author.EvidencePool)
+		}
+		st.pool[e.Family] = append(st.pool[e.Family], e)
+	}
+	return st, nil
 }
 
 // detailSteps are the steps whose decisions and executions a model author's examples need:
@@ -193,13 +256,9 @@ func readEpisodes(r *rundir.Folder, j int) ([]schema.EpisodeRow, error) {
 // in the ledger, in window order, so every output is the one a sequential run writes whatever
 // order the answers arrive in. A wave never holds more windows than the library has room for,
 // so no window is asked that an earlier one's candidate would crowd out.
-func openWindows(ctx context.Context, r *rundir.Folder, step, want int, a Author, g *skills.Ledger) ([]schema.ProposalRow, error) {
+func openWindows(ctx context.Context, r *rundir.Folder, step, want int, a Author, g *skills.Ledger, prev state, current []schema.EpisodeRow) ([]schema.ProposalRow, error) {
 	cfg := r.Config
-	ev, err := loadEvidence(r, step, a.Backend() != "sim")
-	if err != nil {
-		return nil, err
-	}
-	failed, err := failedReports(r, step)
+	ev, err := loadEvidence(r, step, prev.pool, current, a.Backend() != "sim")
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +266,7 @@ func openWindows(ctx context.Context, r *rundir.Folder, step, want int, a Author
 	for _, f := range cfg.Families {
 		st[f] = familyStats(ev.byFamily[f].naturals(), cfg.Admission.SuccessThreshold)
 	}
-	order := WindowOrder(cfg.Families, g.Library(), want, ev.trained, failed, st)
+	order := WindowOrder(cfg.Families, g.Library(), want, ev.trained, prev.failed, st)
 	var rows []schema.ProposalRow
 	for len(order) > 0 {
 		var wave []Window
@@ -336,38 +395,39 @@ func judge(ctx context.Context, a Author, w Window, ans answer, g *skills.Ledger
 	return row, nil
 }
 
-// failedReports counts, per family, the earlier windows that did not propose a candidate.
-func failedReports(r *rundir.Folder, step int) (map[string]int, error) {
-	out := map[string]int{}
-	for j := r.Config.Author.StartStep; j < step; j++ {
-		path := filepath.Join(r.StageDir(j, layout.Author), layout.ProposalsFile)
-		rows, err := schema.ReadFile[schema.ProposalRow](schema.Proposals, path)
-		if err != nil {
-			return nil, fmt.Errorf("earlier author windows: %w", err)
-		}
-		for _, p := range rows {
-			if p.Status != StatusProposed {
-				out[p.Family]++
-			}
-		}
-	}
-	return out, nil
-}
-
-func write(outDir string, lin schema.Lineage, cfg *config.Config, rows []schema.ProposalRow, events []schema.LedgerRow, lib *skills.Library) error {
+// write writes the stage's outputs: the window rows, what the ledger stage leaves
+// (skills.WriteStage) and the author state after the step.
+func write(outDir string, lin schema.Lineage, cfg *config.Config, rows []schema.ProposalRow, g *skills.Ledger, st state) error {
 	if err := schema.WriteRows(schema.Proposals, filepath.Join(outDir, layout.ProposalsFile), lin, rows); err != nil {
 		return err
 	}
-	if err := skills.WriteSegment(outDir, lin, events); err != nil {
+	if err := skills.WriteStage(outDir, lin, g); err != nil {
 		return err
 	}
-	if err := skills.WriteSnapshot(outDir, lin, lib); err != nil {
+	if err := st.write(outDir, lin); err != nil {
 		return err
 	}
 	if cfg.Executor.Backend != "sim" {
 		return nil
 	}
 	return schema.WriteRows(schema.SimTruth, filepath.Join(outDir, layout.SimTruthFile), lin, truths(cfg, rows))
+}
+
+// write writes the state as evidence_pool.arrow (families by name, each in its pool's rank
+// order) and author_state.arrow (families by name) into dir.
+func (st state) write(dir string, lin schema.Lineage) error {
+	var pool []schema.EpisodeRow
+	for _, f := range slices.Sorted(maps.Keys(st.pool)) {
+		pool = append(pool, st.pool[f]...)
+	}
+	if err := schema.WriteRows(schema.EvidencePool, filepath.Join(dir, layout.EvidencePoolFile), lin, pool); err != nil {
+		return err
+	}
+	var counts []schema.AuthorStateRow
+	for _, f := range slices.Sorted(maps.Keys(st.failed)) {
+		counts = append(counts, schema.AuthorStateRow{Family: f, FailedWindows: int64(st.failed[f])})
+	}
+	return schema.WriteRows(schema.AuthorState, filepath.Join(dir, layout.AuthorStateFile), lin, counts)
 }
 
 // truths are the hidden effects of the proposed skills in the simulated world.
@@ -395,18 +455,11 @@ type evidence struct {
 	executions map[string][]schema.ExecutionRow // episode id -> executions in order
 }
 
-// loadEvidence reads the episodes of step, the evidence pool carried over the earlier steps and
-// the task prompts; details adds the decisions and executions a model author's examples show.
-func loadEvidence(r *rundir.Folder, step int, details bool) (*evidence, error) {
+// loadEvidence groups the step's episodes (current) beside the evidence pool carried over the
+// earlier steps and reads the task prompts; details adds the decisions and executions a model
+// author's examples show.
+func loadEvidence(r *rundir.Folder, step int, pool map[string][]schema.EpisodeRow, current []schema.EpisodeRow, details bool) (*evidence, error) {
 	ev := &evidence{prompts: map[string]string{}, trained: map[string]bool{}, actions: map[string][]string{}, executions: map[string][]schema.ExecutionRow{}}
-	pool, err := carriedPool(r, step)
-	if err != nil {
-		return nil, err
-	}
-	current, err := readEpisodes(r, step)
-	if err != nil {
-		return nil, err
-	}
 	ev.byFamily = groupEpisodes(current, pool)
 	if details {
 		for _, j := range detailSteps(pool, step) {

@@ -1,6 +1,8 @@
 // Package author is the stage that proposes candidate skills (paper §4.3, appendix C.5;
-// METHOD.md §5.3–5.4). For step k it rebuilds the admission ledger through validate k
-// (internal/skills.LoadLedger, checked against step-k/validate/skills.arrow) and opens the
+// METHOD.md §5.3–5.4). For step k it continues the admission ledger from the state validate k
+// left (internal/skills.LoadLedger: step-k/validate/ledger_state.arrow with the skills.arrow
+// beside it) and the author state author k−1 left (the evidence pool, the count of windows
+// without a candidate per family), and opens the
 // step's author windows: none before author.start_step (warm-up), author.start_families at it,
 // then one every author.interval steps, each for the highest-priority family that has training
 // tasks (tasks/train.arrow; a family without any gets no window) and can take a candidate
@@ -12,19 +14,24 @@
 // statistics and up to author.max_trajectories evidence episodes: the stopped, healthy episodes
 // of step k and the evidence pool carried over steps 1..k−1 (author.evidence_pool per family:
 // after each step, the pool and that step's natural episodes re-ranked by the same selection,
-// as the reference carries it through the warm-up and beyond), success/failure contrasts of
+// as the reference carries it through the warm-up and beyond; so the author reads step k's
+// episodes every step while a pool is carried), success/failure contrasts of
 // one task first. An answer is judged in this order: a call or output error, JSON null
 // (no_proposal), a record already in the library (duplicate_filtered), then the content rules — sizes, evidence talk or efficacy claims, a
 // repeated name, answer leakage (a shown task's prompt quoted) — whose violation is an
 // author_error that wastes only the window. An accepted record becomes a candidate. It writes
 // into step-k/author/:
 //
-//   - proposals.arrow  one row per window, with the reason of a rejection and a model's raw reply;
-//   - ledger.arrow     the ledger's segment: one proposal event per new candidate;
-//   - skills.arrow     the library, which the rollout of step k+1 freezes into menus;
-//   - sim_truth.arrow  with the sim executor: the new candidates' hidden effects (kind skill).
+//   - proposals.arrow      one row per window, with the reason of a rejection and a model's raw reply;
+//   - ledger.arrow         the ledger's segment: one proposal event per new candidate;
+//   - skills.arrow         the library, which the rollout of step k+1 freezes into menus;
+//   - ledger_state.arrow   the ledger's state, which validate k+1 continues;
+//   - evidence_pool.arrow  the evidence pool after step k (empty when author.evidence_pool is 0);
+//   - author_state.arrow   per family, the windows of steps 1..k that ended without a candidate;
+//   - sim_truth.arrow      with the sim executor: the new candidates' hidden effects (kind skill).
 //
-// Under the skill-evolution ablation it reads nothing and writes the files empty.
+// Under the skill-evolution ablation it reads nothing and writes the files empty (the ledger
+// state is the empty ledger's).
 //
 // The windows of a step are asked at once, at most the author's concurrency at a time
 // (author.max_concurrency for a model author; the simulated author answers one at a time), never

@@ -135,3 +135,22 @@ func proposals(t *testing.T, r *rundir.Folder, step int) []schema.ProposalRow {
 	}
 	return rows
 }
+
+// evidenceAt is the evidence the author of step sees: the pool the author of step − 1 carried
+// and the step's episodes (details: with decisions and executions).
+func evidenceAt(t *testing.T, r *rundir.Folder, step int, details bool) *evidence {
+	t.Helper()
+	prev, err := readState(r, step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	current, err := readEpisodes(r, step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := loadEvidence(r, step, prev.pool, current, details)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}

@@ -50,10 +50,7 @@ func TestStageSimAuthor(t *testing.T) {
 	}
 	// Priority at equal skill counts: most mixed tasks first. reward() makes family index 0
 	// all-mixed and the others sparser; check the order is the sorted one.
-	ev, err := loadEvidence(r, 2, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ev := evidenceAt(t, r, 2, false)
 	st := map[string]FamilyStats{}
 	for _, f := range r.Config.Families {
 		st[f] = familyStats(ev.byFamily[f].naturals(), 0.5)
@@ -123,17 +120,13 @@ func TestStageSimAuthor(t *testing.T) {
 
 // The author of step k sees the evidence pool accumulated over steps 1..k−1 (METHOD.md §5.3),
 // not the previous step's episodes only: with equal rewards every step, ties keep the earliest
-// episodes, so step 1's are still in the pool at step 4, with the actions and executions a
-// model author is shown.
+// episodes, so step 1's are still in the pool at step 4 (carried by the authors of the warm-up
+// steps), with the actions and executions a model author is shown.
 func TestEvidencePoolAccumulates(t *testing.T) {
 	r := newRun(t, func(c *config.Config) { c.Author.StartStep = 4 })
-	for step := 1; step <= 4; step++ {
-		writeRollout(t, r, step)
-	}
-	ev, err := loadEvidence(r, 4, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	stepThrough(t, r, 3, newSimAuthor(r.Config))
+	writeRollout(t, r, 4)
+	ev := evidenceAt(t, r, 4, true)
 	early := 0
 	for _, f := range r.Config.Families {
 		fe := ev.byFamily[f]
@@ -176,7 +169,7 @@ func TestStageAblated(t *testing.T) {
 	if _, err := r.RunStage(context.Background(), 9, Stage{Author: newSimAuthor(r.Config)}, false); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{layout.ProposalsFile, layout.LedgerFile, layout.SkillsFile, layout.SimTruthFile} {
+	for _, f := range []string{layout.ProposalsFile, layout.LedgerFile, layout.SkillsFile, layout.EvidencePoolFile, layout.AuthorStateFile, layout.SimTruthFile} {
 		f, err := schema.Open(filepath.Join(r.StageDir(9, layout.Author), f))
 		if err != nil {
 			t.Fatal(err)
@@ -184,6 +177,11 @@ func TestStageAblated(t *testing.T) {
 		if f.NumRows != 0 {
 			t.Errorf("%s: %d rows", f.Path, f.NumRows)
 		}
+		f.Close()
+	}
+	if f, err := schema.Open(filepath.Join(r.StageDir(9, layout.Author), layout.LedgerStateFile)); err != nil || f.NumRows != 1 {
+		t.Errorf("ledger state of the empty ledger: %v %v", f, err)
+	} else {
 		f.Close()
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -35,25 +36,20 @@ func lineage(r *rundir.Folder, step int, stage string) schema.Lineage {
 	return schema.Lineage{Run: r.Name, Step: step, Stage: stage, ConfigSHA256: r.Config.SHA256()}
 }
 
-// author plays the author stage of step: it proposes recs (family f) on the ledger rebuilt
-// through validate step and writes the segment and the library.
+// author plays the author stage of step: it proposes recs (family f) on the ledger continued
+// from validate step and writes the segment, the library and the ledger state.
 func author(t *testing.T, r *rundir.Folder, step int, recs ...skills.Record) {
 	t.Helper()
 	g, err := skills.LoadLedger(r, step, layout.Author)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := len(g.Events())
 	for _, rec := range recs {
 		if _, err := g.Propose(step, "medqa", rec); err != nil {
 			t.Fatal(err)
 		}
 	}
-	dir := r.StageDir(step, layout.Author)
-	if err := skills.WriteSegment(dir, lineage(r, step, "author"), g.Events()[n:]); err != nil {
-		t.Fatal(err)
-	}
-	if err := skills.WriteSnapshot(dir, lineage(r, step, "author"), g.Library()); err != nil {
+	if err := skills.WriteStage(r.StageDir(step, layout.Author), lineage(r, step, "author"), g); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -149,8 +145,10 @@ func TestStagePromotes(t *testing.T) {
 	}
 }
 
-// A library snapshot that the ledger does not reproduce, and missing inputs, stop the stage
-// with a message naming the file.
+// A ledger state that its library snapshot contradicts, a damaged or missing state and missing
+// inputs stop the stage with a message naming the file. A snapshot edited where the state cannot
+// tell (a status) is what skills.CheckStates (validate --check) finds against the replay, as it
+// finds a state edited where the snapshot cannot tell.
 func TestStageRejectsInconsistentInputs(t *testing.T) {
 	r := newRun(t)
 	if _, err := runValidate(t, r, 1, false); err == nil || !strings.Contains(err.Error(), "evosteer aggregate") {
@@ -161,23 +159,126 @@ func TestStageRejectsInconsistentInputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	writePairs(t, r, 2, "", "")
-	if _, err := runValidate(t, r, 2, false); err == nil || !strings.Contains(err.Error(), "evosteer author") {
-		t.Errorf("missing author segment: %v", err)
+	if _, err := runValidate(t, r, 2, false); err == nil || !strings.Contains(err.Error(), "evosteer author --step 1") {
+		t.Errorf("missing author state: %v", err)
 	}
 	author(t, r, 1, units)
-	// Edit the snapshot: the candidate claims to be validated.
-	path := filepath.Join(r.StageDir(1, layout.Author), layout.SkillsFile)
-	rows, _ := schema.ReadFile[schema.SkillRow](schema.Skills, path)
-	rows[0].Status = skills.Validated
-	if err := schema.WriteRows(schema.Skills, path, lineage(r, 1, "author"), rows); err != nil {
+	writePairs(t, r, 2, units.ID(), "wlt")
+	if _, err := runValidate(t, r, 2, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := runValidate(t, r, 2, false); err == nil || !strings.Contains(err.Error(), "disagrees") {
-		t.Errorf("edited snapshot: %v", err)
+	author(t, r, 2) // the state holds the candidate's open comparison
+	writePairs(t, r, 3, "", "")
+	dir := r.StageDir(2, layout.Author)
+	statePath, libPath := filepath.Join(dir, layout.LedgerStateFile), filepath.Join(dir, layout.SkillsFile)
+	state, err := schema.ReadFile[schema.LedgerStateRow](schema.LedgerState, statePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(state) != 3 || state[1].Kind != "comparison" || state[2].Kind != "skill" || *state[1].ComparisonID != units.ID()+"@2" {
+		t.Fatalf("state after step 2: %+v", state)
+	}
+	writeState := func(rows []schema.LedgerStateRow) {
+		t.Helper()
+		if err := schema.WriteRows(schema.LedgerState, statePath, lineage(r, 2, "author"), rows); err != nil {
+			t.Fatal(err)
+		}
+	}
+	relState, relLib := "step-000002/author/ledger_state.arrow", "step-000002/author/skills.arrow"
+	other := "evosteer-00000000000000000000"
+	for name, c := range map[string]struct {
+		edit func(rows []schema.LedgerStateRow) []schema.LedgerStateRow
+		want []string
+	}{
+		"a comparison of a skill the snapshot lacks": {func(rows []schema.LedgerStateRow) []schema.LedgerStateRow {
+			rows[1].SkillID = &other
+			return rows
+		}, []string{relState + ": row 1: comparison " + units.ID() + "@2 is of skill " + other + ", which " + relLib + " lacks"}},
+		"the skill's comparison not open in the state": {func(rows []schema.LedgerStateRow) []schema.LedgerStateRow {
+			return rows[:1]
+		}, []string{relLib + ": skill " + units.ID() + " records comparison " + units.ID() + "@2, which " + relState + " does not hold open"}},
+		"another menu": {func(rows []schema.LedgerStateRow) []schema.LedgerStateRow {
+			menu := "sha256:00"
+			rows[1].MenuID = &menu
+			return rows
+		}, []string{relState + ": row 1: comparison " + units.ID() + "@2 (menu sha256:00) is open, but " + relLib + " records"}},
+		"no ledger row": {func(rows []schema.LedgerStateRow) []schema.LedgerStateRow {
+			return rows[1:]
+		}, []string{relState + ": 0 ledger rows, want 1"}},
+		"a look beyond the pairs": {func(rows []schema.LedgerStateRow) []schema.LedgerStateRow {
+			d := *rows[1].W + *rows[1].L + 1
+			rows[1].LastTested = &d
+			return rows
+		}, []string{relState + ": row 1: comparison " + units.ID() + "@2 was last tested at D = 3, above its W+L = 2"}},
+	} {
+		rows, err := schema.ReadFile[schema.LedgerStateRow](schema.LedgerState, statePath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeState(c.edit(rows))
+		_, err = runValidate(t, r, 3, false)
+		for _, w := range c.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %v\nwant it to contain %q", name, err, w)
+			}
+		}
+		writeState(state)
+	}
+	data, _ := os.ReadFile(statePath)
+	if err := os.WriteFile(statePath, data[:len(data)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runValidate(t, r, 3, false); err == nil || !strings.Contains(err.Error(), relState) {
+		t.Errorf("truncated state: %v", err)
+	}
+	if err := os.Remove(statePath); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runValidate(t, r, 3, false); err == nil || !strings.Contains(err.Error(), "missing input "+relState+": run `evosteer author --step 2") {
+		t.Errorf("missing state: %v", err)
+	}
+	writeState(state)
+	if _, err := runValidate(t, r, 3, false); err != nil {
+		t.Fatal(err)
+	}
+	check := func() []skills.StateCheck {
+		t.Helper()
+		res, err := skills.CheckStates(r, 2)
+		if err != nil || len(res) != 2 {
+			t.Fatalf("check: %v %v", res, err)
+		}
+		return res
+	}
+	if res := check(); res[0].Mismatch != "" || res[1].Mismatch != "" || res[1].Absent || res[1].Open != 1 || res[1].Events != 7 {
+		t.Errorf("check of the untouched states: %+v", res)
+	}
+	// The state and the snapshot agree with each other, not with the log.
+	edited := slices.Clone(state)
+	w := *edited[1].W + 1
+	edited[1].W = &w
+	writeState(edited)
+	if res := check(); res[0].Mismatch != "" || !strings.HasPrefix(res[1].Mismatch, relState+": row 1: the file holds {kind=comparison") {
+		t.Errorf("check of an edited W: %+v", res)
+	}
+	writeState(state)
+	lib, err := schema.ReadFile[schema.SkillRow](schema.Skills, libPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib[0].Status = skills.Validated
+	if err := schema.WriteRows(schema.Skills, libPath, lineage(r, 2, "author"), lib); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := skills.LoadLedger(r, 3, layout.Validate); err != nil {
+		t.Fatalf("a status the state cannot tell: %v", err)
+	}
+	if res := check(); res[0].Mismatch != "" || !strings.HasPrefix(res[1].Mismatch, relLib+": skill "+units.ID()) {
+		t.Errorf("check of an edited status: %+v", res)
 	}
 }
 
-// skill-evolution ablated: nothing is read, both outputs are empty.
+// skill-evolution ablated: nothing is read, the segment and the library are empty and the
+// state is the empty ledger's.
 func TestStageAblated(t *testing.T) {
 	r := newRun(t, "skill-evolution")
 	if in, err := (Stage{}).Inputs(r, 3); err != nil || len(in.Paths()) != 0 {
@@ -195,5 +296,9 @@ func TestStageAblated(t *testing.T) {
 			t.Errorf("%s: %d rows", f.Path, f.NumRows)
 		}
 		f.Close()
+	}
+	state, err := schema.ReadFile[schema.LedgerStateRow](schema.LedgerState, filepath.Join(r.StageDir(3, layout.Validate), layout.LedgerStateFile))
+	if err != nil || len(state) != 1 || state[0].Kind != "ledger" || *state[0].Events != 0 || *state[0].AlphaSpent != 0 || *state[0].Comparisons != 0 {
+		t.Errorf("state %+v %v", state, err)
 	}
 }

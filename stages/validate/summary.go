@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/evosteer/evosteer-go/internal/layout"
@@ -28,19 +29,19 @@ func (Stage) Summary(ctx context.Context, r *rundir.Folder, step int) (rundir.Su
 	return rundir.AsSummary(Summarize(ctx, r, step))
 }
 
-// Summarize reads the stage's outputs back. It replays the whole ledger through this step, so
-// it also checks the written segment against the written library.
+// Summarize reads the stage's outputs back: the step's segment, and the ledger state with the
+// library the author of step continues from (skills.LoadLedger, which checks that they agree),
+// so it reads three files whatever the step.
 func Summarize(_ context.Context, r *rundir.Folder, step int) (*Summary, error) {
 	s := &Summary{Step: step, Ablated: !skills.Enabled(r.Config), Alpha: r.Config.Admission.Alpha}
 	if s.Ablated {
 		return s, nil
 	}
-	g, err := skills.LoadLedger(r, step, layout.Author) // the ledger the author of step continues
+	g, err := skills.LoadLedger(r, step, layout.Author)
 	if err != nil {
 		return nil, err
 	}
-	segs := skills.SegmentPaths(r, step, layout.Author)
-	s.Events, err = schema.ReadFile[schema.LedgerRow](schema.Ledger, segs[len(segs)-1].Path)
+	s.Events, err = schema.ReadFile[schema.LedgerRow](schema.Ledger, filepath.Join(r.StageDir(step, layout.Validate), layout.LedgerFile))
 	if err != nil {
 		return nil, err
 	}

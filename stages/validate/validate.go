@@ -17,8 +17,8 @@ type Stage struct{}
 // Name is the stage's folder.
 func (Stage) Name() string { return layout.Validate }
 
-// Inputs are the ledger segments of the earlier steps with the last library snapshot, and the
-// step's pairs. None under the skill-evolution ablation.
+// Inputs are the ledger state and library snapshot of the previous step's author (none at step
+// 1) and the step's pairs. None under the skill-evolution ablation.
 func (Stage) Inputs(r *rundir.Folder, step int) (rundir.Resolved, error) {
 	if !skills.Enabled(r.Config) {
 		return rundir.Files{}, nil
@@ -31,16 +31,17 @@ func PairsPath(r *rundir.Folder, step int) string {
 	return filepath.Join(r.StageDir(step, layout.Aggregate), layout.PairsFile)
 }
 
-// Outputs are the step's ledger segment and the library after it.
+// Outputs are the step's ledger segment, the library and the ledger's state after it.
 func (Stage) Outputs(*rundir.Folder, int) []string {
-	return []string{layout.LedgerFile, layout.SkillsFile}
+	return []string{layout.LedgerFile, layout.SkillsFile, layout.LedgerStateFile}
 }
 
-// Run validates the step and writes its ledger segment and library into sc.OutDir.
+// Run validates the step and writes its ledger segment, library and ledger state into
+// sc.OutDir.
 func (Stage) Run(_ context.Context, sc *rundir.StageContext) error {
 	r, step, lin := sc.Folder, sc.Step, sc.Lineage()
 	if !skills.Enabled(r.Config) {
-		return write(sc.OutDir, lin, nil, skills.NewLedger(r.Config.Admission, false).Library())
+		return skills.WriteStage(sc.OutDir, lin, skills.NewLedger(r.Config.Admission, false))
 	}
 	g, err := skills.LoadLedger(r, step, layout.Validate)
 	if err != nil {
@@ -51,16 +52,8 @@ func (Stage) Run(_ context.Context, sc *rundir.StageContext) error {
 	if err != nil {
 		return err
 	}
-	n := len(g.Events())
 	if err := g.Validate(step, pairs); err != nil {
 		return fmt.Errorf("%s: %w", r.Rel(path), err)
 	}
-	return write(sc.OutDir, lin, g.Events()[n:], g.Library())
-}
-
-func write(outDir string, lin schema.Lineage, events []schema.LedgerRow, lib *skills.Library) error {
-	if err := skills.WriteSegment(outDir, lin, events); err != nil {
-		return err
-	}
-	return skills.WriteSnapshot(outDir, lin, lib)
+	return skills.WriteStage(sc.OutDir, lin, g)
 }
