@@ -69,14 +69,7 @@ func reward(fi, k, i int) float64 {
 // of node n0 whose output states the reward.
 func writeRollout(t *testing.T, r *rundir.Folder, step int) {
 	t.Helper()
-	train, err := tasks.ReadFile(r.TasksPath("train"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	byFamily := map[string][]tasks.Task{}
-	for _, tk := range train {
-		byFamily[tk.Family] = append(byFamily[tk.Family], tk)
-	}
+	byFamily := trainByFamily(t, r)
 	var eps []schema.EpisodeRow
 	var decs []schema.DecisionRow
 	var execs []schema.ExecutionRow
@@ -153,4 +146,18 @@ func evidenceAt(t *testing.T, r *rundir.Folder, step int, details bool) *evidenc
 		t.Fatal(err)
 	}
 	return ev
+}
+
+// trainByFamily reads the run's training tasks grouped by family.
+func trainByFamily(t *testing.T, r *rundir.Folder) map[string][]tasks.Task {
+	t.Helper()
+	train, err := tasks.ReadFile(r.TasksPath("train"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byFamily := map[string][]tasks.Task{}
+	for _, tk := range train {
+		byFamily[tk.Family] = append(byFamily[tk.Family], tk)
+	}
+	return byFamily
 }

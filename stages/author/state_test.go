@@ -16,7 +16,6 @@ import (
 	"github.com/evosteer/evosteer-go/internal/runtest"
 	"github.com/evosteer/evosteer-go/internal/seed"
 	"github.com/evosteer/evosteer-go/internal/skills"
-	"github.com/evosteer/evosteer-go/internal/tasks"
 	"github.com/evosteer/evosteer-go/schema"
 	"github.com/evosteer/evosteer-go/stages/validate"
 )
@@ -147,14 +146,7 @@ func writePlannedPairs(t *testing.T, r *rundir.Folder, step int, used map[string
 	if err != nil {
 		t.Fatal(err)
 	}
-	train, err := tasks.ReadFile(r.TasksPath("train"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	byFamily := map[string][]tasks.Task{}
-	for _, tk := range train {
-		byFamily[tk.Family] = append(byFamily[tk.Family], tk)
-	}
+	byFamily := trainByFamily(t, r)
 	rows := []schema.PairRow{}
 	for _, f := range r.Config.Families {
 		ts := byFamily[f]
