@@ -170,10 +170,10 @@ func (l *Learner) Update(e *Engine, in UpdateInput) (*UpdateResult, error) {
 
 	// Batch summaries.
 	B := float64(len(in.Trajectories))
-	var absSum, klSum float64
+	var absSum, klSum, rewardSum float64
 	var klN int
 	for _, tr := range in.Trajectories {
-		met.MeanReward += tr.Reward / B
+		rewardSum += tr.Reward
 		for _, s := range tr.Steps {
 			met.Decisions++
 			if s.Row.Legal() > 1 {
@@ -185,6 +185,11 @@ func (l *Learner) Update(e *Engine, in UpdateInput) (*UpdateResult, error) {
 				}
 			}
 		}
+	}
+	// Summed, then divided once: a sum of Reward/B terms can round past 1, which the
+	// update_metrics table refuses (mean_reward ∈ [0, 1]); a sum of B rewards in [0, 1] cannot.
+	if B > 0 {
+		met.MeanReward = rewardSum / B
 	}
 	met.Trajectories = len(in.Trajectories)
 	for _, ep := range res.Episodes {

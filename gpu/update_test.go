@@ -507,3 +507,22 @@ func TestUpdateLearnsABandit(t *testing.T) {
 		t.Fatalf("loss %v not below the reference level %v", last.Metrics.Loss, last.Metrics.LossRho)
 	}
 }
+
+// TestMeanRewardOfAllSuccessesIsOne: nine trajectories of reward 1 have mean reward exactly 1
+// (summing 1/9 nine times gives 1.0000000000000002, which update_metrics refuses: a 1,000-step
+// run failed on it at step 361).
+func TestMeanRewardOfAllSuccessesIsOne(t *testing.T) {
+	e := testEngine(t)
+	l := NewLearner(testLearnerOptions(), testTasks)
+	in := randomUpdateInput(t, e, l, 9, 4, 11)
+	for i := range in.Trajectories {
+		in.Trajectories[i].Reward = 1
+	}
+	res, err := l.Update(e, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Metrics.MeanReward != 1 {
+		t.Fatalf("mean reward of nine successes %v, want 1", res.Metrics.MeanReward)
+	}
+}
