@@ -8,10 +8,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/probetable"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/skills"
+	"github.com/evosteer/evosteer-go/internal/tasks"
 )
 
 // Report is everything the report shows, rendered to HTML and Markdown by Write.
@@ -83,6 +85,8 @@ func Build(r *rundir.Folder) (*Report, error) {
 		{Cells: []string{"β, α", fmt.Sprintf("β = %g, α = %g", cfg.AnchorTB.Beta, cfg.Admission.Alpha)}},
 		{Cells: []string{"families (IID)", strings.Join(cfg.Families, ", ")}},
 		{Cells: []string{"families (OOD)", strings.Join(oods, ", ")}},
+		{Cells: []string{"training pool", trainingPool(r)}},
+		{Cells: []string{"admission", admissionSettings(cfg.Admission)}},
 	}
 	sfx := simSuffix(rep.Sim)
 	for _, build := range []func() (Figure, error){
@@ -337,4 +341,41 @@ func evalSection(r *rundir.Folder, d *data) (f Figure, err error) {
 			"On the simulated world the baselines are what the world is calibrated to, the trained row its prediction."
 	}
 	return f, nil
+}
+
+// trainingPool describes the run's training tasks: how many, over how many families, and the
+// pilot that chose them (tasks.pilot).
+func trainingPool(r *rundir.Folder) string {
+	train, err := tasks.ReadFile(r.TasksPath("train"))
+	if err != nil {
+		return "unreadable: " + err.Error()
+	}
+	families := map[string]bool{}
+	for _, t := range train {
+		families[t.Family] = true
+	}
+	out := fmt.Sprintf("%d tasks over %d families", len(train), len(families))
+	if pl := r.Config.Tasks.Pilot; pl != nil {
+		out += fmt.Sprintf(" (a pilot's: %d solver-only samples per task, 0 < p̂ < 1 kept", pl.Samples)
+		if len(pl.ExcludeFamilies) > 0 {
+			out += "; " + strings.Join(pl.ExcludeFamilies, ", ") + " left out"
+		}
+		out += ")"
+	}
+	return out
+}
+
+// admissionSettings names the settings that decide when the sign test looks and which pairs count.
+func admissionSettings(a config.Admission) string {
+	out := fmt.Sprintf("a look every %d step(s)", a.ValidationInterval)
+	if a.AllowRepeatedTasks {
+		out += ", repeated pair tasks"
+	}
+	if a.UndecidedWhenExhausted {
+		out += ", exhausted comparisons end undecided"
+	}
+	if !a.Spending.IsZero() {
+		out += ", " + string(a.Spending) + " spending"
+	}
+	return out
 }
