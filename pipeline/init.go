@@ -103,12 +103,7 @@ func PilotPool(ctx context.Context, r *rundir.Folder) error {
 	if err != nil {
 		return fmt.Errorf("pilot pool: %w", err)
 	}
-	train = slices.DeleteFunc(train, func(t tasks.Task) bool { return !slices.Contains(cfg.Families, t.Family) })
-	o, err := pilotOptions(cfg, PilotOptions{})
-	if err != nil {
-		return err
-	}
-	res, err := playPilot(ctx, cfg, train, o, "")
+	res, err := configuredPilot(ctx, cfg, iidTasks(cfg, train))
 	if err != nil {
 		return err
 	}

@@ -134,15 +134,21 @@ func PilotTrainingPool(ctx context.Context, cfg *config.Config) ([]tasks.Task, e
 	if err != nil {
 		return nil, fmt.Errorf("pilot: %w", err)
 	}
-	o, err := pilotOptions(cfg, PilotOptions{})
-	if err != nil {
-		return nil, err
-	}
-	res, err := playPilot(ctx, cfg, train, o, "")
+	res, err := configuredPilot(ctx, cfg, train)
 	if err != nil {
 		return nil, err
 	}
 	return res.Pool, nil
+}
+
+// configuredPilot plays the pilot tasks.pilot configures (samples, exclusions) on train, with no
+// checkpoints: what init and the admission study train on.
+func configuredPilot(ctx context.Context, cfg *config.Config, train []tasks.Task) (*PilotResult, error) {
+	o, err := pilotOptions(cfg, PilotOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return playPilot(ctx, cfg, train, o, "")
 }
 
 // pilotOptions fills in the samples from the configuration and checks them.

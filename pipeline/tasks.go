@@ -132,11 +132,10 @@ func TrainTasks(cfg *config.Config, paths []string) ([]tasks.Task, map[string]st
 		}
 		train = SimTasks(cfg, "train")
 	}
-	var out []tasks.Task
-	for _, t := range train {
-		if slices.Contains(cfg.Families, t.Family) {
-			out = append(out, t)
-		}
-	}
-	return out, inputs, nil
+	return iidTasks(cfg, train), inputs, nil
+}
+
+// iidTasks keeps the tasks of the configuration's IID families, the only ones training plays.
+func iidTasks(cfg *config.Config, ts []tasks.Task) []tasks.Task {
+	return slices.DeleteFunc(slices.Clone(ts), func(t tasks.Task) bool { return !slices.Contains(cfg.Families, t.Family) })
 }

@@ -1,7 +1,9 @@
 package report
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"math"
 	"path/filepath"
@@ -71,6 +73,10 @@ func Build(r *rundir.Folder) (*Report, error) {
 		ablations = strings.Join(cfg.Ablations, ", ")
 	}
 	oods := slices.Sorted(maps.Keys(cfg.OODFamilies))
+	pool, err := trainingPool(r)
+	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
 	rep.Info = []Row{
 		{Cells: []string{"run", r.Name}},
 		{Cells: []string{"code version (init)", r.CodeVersion}},
@@ -85,7 +91,7 @@ func Build(r *rundir.Folder) (*Report, error) {
 		{Cells: []string{"β, α", fmt.Sprintf("β = %g, α = %g", cfg.AnchorTB.Beta, cfg.Admission.Alpha)}},
 		{Cells: []string{"families (IID)", strings.Join(cfg.Families, ", ")}},
 		{Cells: []string{"families (OOD)", strings.Join(oods, ", ")}},
-		{Cells: []string{"training pool", trainingPool(r)}},
+		{Cells: []string{"training pool", pool}},
 		{Cells: []string{"admission", admissionSettings(cfg.Admission)}},
 	}
 	sfx := simSuffix(rep.Sim)
@@ -345,10 +351,13 @@ func evalSection(r *rundir.Folder, d *data) (f Figure, err error) {
 
 // trainingPool describes the run's training tasks: how many, over how many families, and the
 // pilot that chose them (tasks.pilot).
-func trainingPool(r *rundir.Folder) string {
+func trainingPool(r *rundir.Folder) (string, error) {
 	train, err := tasks.ReadFile(r.TasksPath("train"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "no task records in the run", nil
+	}
 	if err != nil {
-		return "unreadable: " + err.Error()
+		return "", err
 	}
 	families := map[string]bool{}
 	for _, t := range train {
@@ -362,7 +371,7 @@ func trainingPool(r *rundir.Folder) string {
 		}
 		out += ")"
 	}
-	return out
+	return out, nil
 }
 
 // admissionSettings names the settings that decide when the sign test looks and which pairs count.
