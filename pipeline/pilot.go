@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/evosteer/evosteer-go/internal/atomicfile"
 	"github.com/evosteer/evosteer-go/internal/config"
@@ -61,6 +62,9 @@ type PilotResult struct {
 	// Resumed is the number of tasks whose rows a killed earlier pilot into the same folder had
 	// finished, read back instead of played.
 	Resumed int
+	// Replayed names each part file found but played again, and why: made from other inputs
+	// (its lineage differs: "samples 2, this pilot's 3"), unreadable, or of other tasks.
+	Replayed []string
 	// JSONLErr is why init --tasks would refuse pool.jsonl (nil when it reads it back equal);
 	// PoolTable holds the same rows either way.
 	JSONLErr error
@@ -89,7 +93,7 @@ func Pilot(ctx context.Context, cfg *config.Config, taskFiles []string, dir stri
 		return nil, err
 	}
 	parts := filepath.Join(dir, partsDir, pilotKey(cfg, o, inputs))
-	res, err := playPilot(ctx, cfg, train, o, parts)
+	res, err := playPilot(ctx, cfg, train, o, parts, partLineage(cfg, o, inputs))
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +152,7 @@ func configuredPilot(ctx context.Context, cfg *config.Config, train []tasks.Task
 	if err != nil {
 		return nil, err
 	}
-	return playPilot(ctx, cfg, train, o, "")
+	return playPilot(ctx, cfg, train, o, "", schema.Lineage{})
 }
 
 // pilotOptions fills in the samples from the configuration and checks them.
@@ -169,7 +173,8 @@ func pilotOptions(cfg *config.Config, o PilotOptions) (PilotOptions, error) {
 }
 
 // pilotKey names the checkpoint folder of a pilot by everything its rows depend on, so a
-// folder's chunks are only ever resumed by the same pilot.
+// pilot with other inputs looks in another folder; each part also carries that lineage itself
+// (partLineage), checked before it is resumed.
 func pilotKey(cfg *config.Config, o PilotOptions, inputs map[string]string) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "config %s\nsamples %d\nparadigm %s\n", cfg.SHA256(), o.Samples, o.Paradigm)
@@ -179,9 +184,70 @@ func pilotKey(cfg *config.Config, o PilotOptions, inputs map[string]string) stri
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
+// The keys of a part's lineage (Lineage.Inputs) that are the pilot's own inputs, not files.
+const (
+	partSamples  = "pilot:samples"
+	partSeed     = "pilot:seed"
+	partParadigm = "pilot:paradigm"
+)
+
+// partLineage is the lineage a part file carries: the configuration's sha256 and the task
+// files' sha256s (pilot.arrow's lineage), and under the pilot: keys of Inputs the samples, the
+// seed and the paradigm, so that a part says itself which pilot made it.
+func partLineage(cfg *config.Config, o PilotOptions, inputs map[string]string) schema.Lineage {
+	in := maps.Clone(inputs)
+	if in == nil {
+		in = map[string]string{}
+	}
+	in[partSamples] = strconv.Itoa(o.Samples)
+	in[partSeed] = strconv.FormatUint(cfg.Seed, 10)
+	in[partParadigm] = o.Paradigm
+	return schema.Lineage{Stage: "pilot", ConfigSHA256: cfg.SHA256(), Inputs: in}
+}
+
+// lineageDiff says how a part's lineage differs from this pilot's, "" when it does not.
+func lineageDiff(got, want schema.Lineage) string {
+	if _, ok := got.Inputs[partSamples]; !ok {
+		return "no lineage (written by an older evosteer)"
+	}
+	var diffs []string
+	for _, k := range []struct{ key, what string }{{partSamples, "samples"}, {partSeed, "seed"}, {partParadigm, "paradigm"}} {
+		if g, w := got.Inputs[k.key], want.Inputs[k.key]; g != w {
+			diffs = append(diffs, fmt.Sprintf("%s %s, this pilot's %s", k.what, g, w))
+		}
+	}
+	files := map[string]bool{}
+	for p := range maps.Keys(got.Inputs) {
+		files[p] = true
+	}
+	for p := range maps.Keys(want.Inputs) {
+		files[p] = true
+	}
+	for _, p := range slices.Sorted(maps.Keys(files)) {
+		if p == partSamples || p == partSeed || p == partParadigm {
+			continue
+		}
+		g, gok := got.Inputs[p]
+		w, wok := want.Inputs[p]
+		switch {
+		case !gok:
+			diffs = append(diffs, fmt.Sprintf("without the task file %s", p))
+		case !wok:
+			diffs = append(diffs, fmt.Sprintf("the task file %s, which this pilot does not read", p))
+		case g != w:
+			diffs = append(diffs, fmt.Sprintf("task file %s sha256 %s, this pilot's %s", p, g, w))
+		}
+	}
+	if len(diffs) == 0 && got.ConfigSHA256 != want.ConfigSHA256 {
+		diffs = append(diffs, fmt.Sprintf("configuration sha256 %s, this pilot's %s", got.ConfigSHA256, want.ConfigSHA256))
+	}
+	return strings.Join(diffs, "; ")
+}
+
 // playPilot plays the pilot on train, chunk by chunk; with parts not "" each finished chunk's
-// rows are written there and a chunk found there is read back instead of played.
-func playPilot(ctx context.Context, cfg *config.Config, train []tasks.Task, o PilotOptions, parts string) (*PilotResult, error) {
+// rows are written there with lin, and a chunk found there with the same lineage and tasks is
+// read back instead of played (any other is played again and named in Replayed).
+func playPilot(ctx context.Context, cfg *config.Config, train []tasks.Task, o PilotOptions, parts string, lin schema.Lineage) (*PilotResult, error) {
 	script, err := paradigms.New(o.Paradigm, nil)
 	if err != nil {
 		return nil, fmt.Errorf("pilot: %w", err)
@@ -204,10 +270,14 @@ func playPilot(ctx context.Context, cfg *config.Config, train []tasks.Task, o Pi
 		part := ""
 		if parts != "" {
 			part = filepath.Join(parts, fmt.Sprintf("part-%06d.arrow", start/pilotChunk))
-			if rows, ok := readPart(part, chunk); ok {
+			rows, why := readPart(part, chunk, lin)
+			if why == "" {
 				res.Rows = append(res.Rows, rows...)
 				res.Resumed += len(chunk)
 				continue
+			}
+			if why != partMissing {
+				res.Replayed = append(res.Replayed, fmt.Sprintf("%s: %s; played again", part, why))
 			}
 		}
 		if exec == nil {
@@ -246,7 +316,7 @@ func playPilot(ctx context.Context, cfg *config.Config, train []tasks.Task, o Pi
 			if err := os.MkdirAll(parts, 0o755); err != nil {
 				return nil, fmt.Errorf("pilot: %w", err)
 			}
-			if err := schema.WriteRows(schema.Pilot, part, schema.Lineage{Stage: "pilot"}, rows); err != nil {
+			if err := schema.WriteRows(schema.Pilot, part, lin, rows); err != nil {
 				return nil, fmt.Errorf("pilot: checkpoint: %w", err)
 			}
 		}
@@ -263,18 +333,37 @@ func playPilot(ctx context.Context, cfg *config.Config, train []tasks.Task, o Pi
 	return res, nil
 }
 
-// readPart reads a finished chunk back; a part that is unreadable or holds other tasks (a
-// pilot killed while writing it cannot leave one: parts are written atomically) is played
-// again.
-func readPart(path string, chunk []tasks.Task) ([]schema.PilotRow, bool) {
+// partMissing is readPart's answer for a chunk no earlier pilot finished.
+const partMissing = "missing"
+
+// readPart reads a finished chunk back. It returns why the part cannot be resumed, "" when it
+// can: missing (partMissing), unreadable, made from other inputs (its lineage differs from
+// want: lineageDiff) or holding other tasks. A pilot killed while writing a part cannot leave a
+// half-written one: parts are written atomically.
+func readPart(path string, chunk []tasks.Task, want schema.Lineage) ([]schema.PilotRow, string) {
+	f, err := schema.Pilot.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, partMissing
+	}
+	if err != nil {
+		return nil, fmt.Sprintf("unreadable (%v)", err)
+	}
+	diff := lineageDiff(f.Lineage, want)
+	f.Close()
+	if diff != "" {
+		return nil, "made with " + diff
+	}
 	rows, err := schema.ReadFile[schema.PilotRow](schema.Pilot, path)
-	if err != nil || len(rows) != len(chunk) {
-		return nil, false
+	if err != nil {
+		return nil, fmt.Sprintf("unreadable (%v)", err)
+	}
+	if len(rows) != len(chunk) {
+		return nil, fmt.Sprintf("holds %d tasks, the chunk %d", len(rows), len(chunk))
 	}
 	for i, r := range rows {
 		if r.TaskID != chunk[i].ID {
-			return nil, false
+			return nil, fmt.Sprintf("holds task %s where the chunk has %s", r.TaskID, chunk[i].ID)
 		}
 	}
-	return rows, true
+	return rows, ""
 }

@@ -3,12 +3,14 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/paradigms"
 	"github.com/evosteer/evosteer-go/internal/tasks"
 	"github.com/evosteer/evosteer-go/schema"
 )
@@ -297,6 +299,125 @@ func TestPilotTaskFilesPool(t *testing.T) {
 	for _, tk := range splits["train"] {
 		if tk.PriorRate == nil || *tk.PriorRate != want[tk.ID] || tk.PriorCount != 8 {
 			t.Errorf("%s: prior %v × %v, want %v × 8", tk.ID, tk.PriorRate, tk.PriorCount, want[tk.ID])
+		}
+	}
+}
+
+// killPilot runs a pilot into dir and cancels it during its second chunk, leaving the first
+// chunk's part file; it returns the part files left.
+func killPilot(t *testing.T, cfg *config.Config, dir string, samples int) []string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, err := Pilot(ctx, cfg, nil, dir, PilotOptions{Samples: samples, Progress: func(done, _ int) {
+		if done > pilotChunk*samples {
+			cancel()
+		}
+	}})
+	if err == nil {
+		t.Fatal("the cancelled pilot finished")
+	}
+	parts, _ := filepath.Glob(filepath.Join(dir, partsDir, "*", "part-*.arrow"))
+	if len(parts) != 1 {
+		t.Fatalf("the killed pilot left %d finished chunks, want 1: %v", len(parts), parts)
+	}
+	return parts
+}
+
+// samePilotFiles fails the test when the pilot outputs of two folders differ.
+func samePilotFiles(t *testing.T, what, a, b string) {
+	t.Helper()
+	for _, f := range []string{PilotFile, PoolFile, PoolTable} {
+		x, errA := os.ReadFile(filepath.Join(a, f))
+		y, errB := os.ReadFile(filepath.Join(b, f))
+		if errA != nil || errB != nil || !bytes.Equal(x, y) {
+			t.Errorf("%s: %s differs from a fresh pilot's with the same inputs (%v, %v)", what, f, errA, errB)
+		}
+	}
+}
+
+// TestPilotResumeReplaysStaleParts: a part file is resumed only by a pilot with the inputs it
+// was made from, which it carries as its lineage. A pilot killed with --samples 2 leaves its first
+// part; resumed with another --samples or another seed, that part is not used even where the new
+// pilot looks for its own parts (copied there, as a moved folder or an older evosteer's would be):
+// it is played again and named with what differs, and the result is a fresh pilot's with the new
+// inputs. Resumed with the same inputs, the part is reused.
+func TestPilotResumeReplaysStaleParts(t *testing.T) {
+	cfg := pilotConfig(t)
+	cfg.Tasks.TrainPerFamily = 24 // 144 tasks: three chunks
+	reseeded := cfg.Clone()
+	reseeded.Seed++
+	fresh := func(c *config.Config, samples int) string {
+		dir := filepath.Join(t.TempDir(), "pilot") // the lineage names the folder
+		if _, err := Pilot(context.Background(), c, nil, dir, PilotOptions{Samples: samples}); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	for _, c := range []struct {
+		what    string
+		cfg     *config.Config
+		samples int
+		differs string // in the message naming the stale part; "" when the part is reused
+	}{
+		{"another --samples", cfg, 3, "made with samples 2, this pilot's 3"},
+		{"another seed", reseeded, 2, fmt.Sprintf("made with seed %d, this pilot's %d", cfg.Seed, reseeded.Seed)},
+		{"the same inputs", cfg, 2, ""},
+	} {
+		dir := filepath.Join(t.TempDir(), "pilot")
+		stale := killPilot(t, cfg, dir, 2)[0]
+		// The part also where the new pilot looks for its own.
+		own := filepath.Join(dir, partsDir, pilotKey(c.cfg, PilotOptions{Samples: c.samples, Paradigm: paradigms.SingleAgent}, map[string]string{}), filepath.Base(stale))
+		if own != stale {
+			data, err := os.ReadFile(stale)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(filepath.Dir(own), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(own, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res, err := Pilot(context.Background(), c.cfg, nil, dir, PilotOptions{Samples: c.samples})
+		if err != nil {
+			t.Fatalf("%s: %v", c.what, err)
+		}
+		if want := map[bool]int{true: pilotChunk, false: 0}[c.differs == ""]; res.Resumed != want {
+			t.Errorf("%s: resumed %d tasks from the killed pilot's part, want %d", c.what, res.Resumed, want)
+		}
+		if c.differs == "" && len(res.Replayed) != 0 {
+			t.Errorf("%s: replayed %v", c.what, res.Replayed)
+		}
+		if c.differs != "" && (len(res.Replayed) != 1 || !strings.Contains(res.Replayed[0], own) || !strings.Contains(res.Replayed[0], c.differs)) {
+			t.Errorf("%s: replayed %q, want the part %s named with %q", c.what, res.Replayed, own, c.differs)
+		}
+		samePilotFiles(t, c.what, dir, fresh(c.cfg, c.samples))
+	}
+}
+
+// TestPartLineageDiff: a part written before parts carried a lineage, and one made from other
+// task files or another configuration, are told apart from this pilot's, naming what differs.
+func TestPartLineageDiff(t *testing.T) {
+	cfg := pilotConfig(t)
+	o := PilotOptions{Samples: 8, Paradigm: paradigms.SingleAgent}
+	want := partLineage(cfg, o, map[string]string{"train.jsonl": "aa"})
+	other := cfg.Clone()
+	other.Batch.Tasks++
+	for _, c := range []struct {
+		got  schema.Lineage
+		diff string
+	}{
+		{want, ""},
+		{schema.Lineage{Stage: "pilot"}, "no lineage (written by an older evosteer)"},
+		{partLineage(cfg, o, map[string]string{"train.jsonl": "bb"}), "task file train.jsonl sha256 bb, this pilot's aa"},
+		{partLineage(cfg, o, map[string]string{"more.jsonl": "cc", "train.jsonl": "aa"}), "the task file more.jsonl, which this pilot does not read"},
+		{partLineage(cfg, o, nil), "without the task file train.jsonl"},
+		{partLineage(other, o, map[string]string{"train.jsonl": "aa"}), "configuration sha256 " + other.SHA256() + ", this pilot's " + cfg.SHA256()},
+	} {
+		if got := lineageDiff(c.got, want); got != c.diff {
+			t.Errorf("lineage %+v: diff %q, want %q", c.got, got, c.diff)
 		}
 	}
 }

@@ -28,7 +28,9 @@ p̂ = successes / samples.
 
 Resumable: every 64 tasks the finished rows are kept in DIR/.pilot-parts; a pilot killed and run
 again with the same inputs plays only what is left and writes the same bytes as an
-uninterrupted one (the folder is removed when the pilot completes).
+uninterrupted one (the folder is removed when the pilot completes). Each part carries the
+lineage of its inputs (the configuration's sha256, the samples, the seed, the paradigm, the task
+files' sha256s): a part made from other inputs is played again, and named with what differs.
 
 It writes into DIR (created if missing; the files replaced whole, never half-written):
   pilot.arrow  the pilot table (pilot@1): task_id, family, samples, successes, p_hat, kept,
@@ -84,6 +86,9 @@ The pool holds training rows only: add the test rows' file to init's --tasks to 
 			for _, f := range order {
 				a := by[f]
 				fmt.Fprintf(w, "%-16s %6d %6d %10.3f\n", f, a.tasks, a.kept, a.sum/float64(a.tasks))
+			}
+			for _, r := range res.Replayed {
+				fmt.Fprintf(log, "pilot: %s\n", r)
 			}
 			if res.Resumed > 0 {
 				fmt.Fprintf(log, "pilot: resumed %d tasks finished by an earlier, interrupted pilot into %s\n", res.Resumed, out)

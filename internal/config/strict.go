@@ -17,7 +17,8 @@ import (
 // decodeStrict parses data as exactly one YAML document and decodes it into c. Before decoding
 // it refuses what a strict decode would let through: an empty file, a second document, anchors
 // and aliases (the decoder expands them, so an alias bomb costs memory exponential in the file's
-// size), and a fraction or a string where an integer is wanted (the decoder truncates 1.5 to 1).
+// size), a null value (refuseNulls: the decoder leaves the default in place), and a fraction or a
+// string where an integer is wanted (the decoder truncates 1.5 to 1).
 // It returns the parsed file, which places range errors.
 func decodeStrict(name string, data []byte, c *Config) (*ast.File, error) {
 	file, err := parser.ParseBytes(data, 0)
@@ -37,6 +38,9 @@ func decodeStrict(name string, data []byte, c *Config) (*ast.File, error) {
 	}
 	body := file.Docs[0].Body
 	if err := refuseAliases(name, body); err != nil {
+		return nil, err
+	}
+	if err := refuseNulls(name, body, "", nil); err != nil {
 		return nil, err
 	}
 	if err := wholeNumbers(name, body, reflect.TypeOf(c).Elem(), ""); err != nil {
@@ -84,6 +88,87 @@ func refuseAliases(name string, body ast.Node) error {
 	}
 	what := map[ast.NodeType]string{ast.AnchorType: "anchor", ast.AliasType: "alias", ast.MergeKeyType: "merge key"}[f.found.Type()]
 	return at(name, f.found.GetToken(), "YAML %s %q refused: a config file may not use anchors, aliases or merge keys; write the values out", what, f.found.GetToken().Value)
+}
+
+// nullable lists the keys whose explicit null has a documented meaning (docs/LLM-EXECUTORS.md):
+// the author's send_seed and disable_thinking take executor.openai's value while null. There, and
+// only there, a null written out (null, ~) is kept; an empty value is refused there too.
+var nullable = map[string]string{
+	"author.send_seed":        "executor.openai.send_seed",
+	"author.disable_thinking": "executor.openai.disable_thinking",
+}
+
+// refuseNulls refuses, at its line and column, every null of the document: an empty value
+// ("tasks:" with nothing after it), ~, null, a null list entry or a null key. The decoder would
+// leave a null key at its default, so "seed: ~" would hash as the default configuration while the
+// file looks as if it set the seed. prev is the indicator before the value (the key's ":" or the
+// entry's "-"): an empty value has no token of its own and is placed just after it.
+func refuseNulls(name string, n ast.Node, key string, prev *token.Token) error {
+	if tag, ok := n.(*ast.TagNode); ok {
+		n = tag.Value
+	}
+	join := func(k string) string {
+		if key == "" {
+			return k
+		}
+		return key + "." + k
+	}
+	var errs []error
+	switch v := n.(type) {
+	case *ast.NullNode:
+		tok := v.GetToken()
+		if key == "" {
+			return at(name, tok, "the document is null; write the keys that change the defaults, e.g. \"steps: 40\"")
+		}
+		if tok == nil || tok.Type == token.ImplicitNullType {
+			if prev != nil {
+				pos := *prev.Position
+				pos.Column++
+				tok = &token.Token{Position: &pos}
+			}
+			if inherit, ok := nullable[key]; ok {
+				return at(name, tok, "%s: empty value (write null to take %s, a value to set it, or remove the key)", key, inherit)
+			}
+			if strings.HasSuffix(key, "]") {
+				return at(name, tok, "%s: empty list entry (give a value or remove the entry)", key)
+			}
+			return at(name, tok, "%s: empty value (give a value or remove the key)", key)
+		}
+		if _, ok := nullable[key]; ok {
+			return nil
+		}
+		if strings.HasSuffix(key, "]") {
+			return at(name, tok, "%s: null list entry %q (give a value or remove the entry)", key, tok.Value)
+		}
+		return at(name, tok, "%s: null value %q; a null does not mean the default (give a value or remove the key)", key, tok.Value)
+	case *ast.MappingNode, *ast.MappingValueNode:
+		for _, mv := range mappingValues(v) {
+			k := mv.Key
+			if mk, ok := k.(*ast.MappingKeyNode); ok { // "? key"
+				if inner, ok := mk.Value.(ast.MapKeyNode); ok {
+					k = inner
+				}
+			}
+			if _, ok := k.(*ast.NullNode); ok {
+				where := key
+				if where == "" {
+					where = "the top level"
+				}
+				errs = append(errs, at(name, k.GetToken(), "%s: null key %q (name the key)", where, k.GetToken().Value))
+				continue
+			}
+			errs = append(errs, refuseNulls(name, mv.Value, join(k.GetToken().Value), mv.Start))
+		}
+	case *ast.SequenceNode:
+		for i, e := range v.Values {
+			var hyphen *token.Token
+			if i < len(v.Entries) && v.Entries[i] != nil {
+				hyphen = v.Entries[i].Start
+			}
+			errs = append(errs, refuseNulls(name, e, fmt.Sprintf("%s[%d]", key, i), hyphen))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // mappingValues returns the key-value pairs of a mapping node (the parser gives a one-pair

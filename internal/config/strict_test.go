@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -109,5 +110,92 @@ func TestWorkSizesBounded(t *testing.T) {
 	// The bounds themselves are accepted.
 	if _, err := Load(write(t, "steps: 100000\nbatch:\n  tasks: 4096\n  current_rollouts: 64\n")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestNullValuesRefused: an empty value, ~ and null are YAML nulls, which the decoder reads as
+// "leave the default" — "seed: ~" would hash as the default configuration. Each is refused at its
+// line and column with the key's path, at any depth, in a list and as a key.
+func TestNullValuesRefused(t *testing.T) {
+	def, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		text string
+		want []string
+	}{
+		{"batch:\n  tasks:\n", []string{":2:9:", "batch.tasks: empty value (give a value or remove the key)"}},
+		{"seed: 3\nbatch:\n  tasks:\nsteps: 4\n", []string{":3:9:", "batch.tasks: empty value"}},
+		{"seed: ~\n", []string{":1:7:", `seed: null value "~"`, "remove the key"}},
+		{"batch: null\n", []string{":1:8:", `batch: null value "null"`}},
+		{"anchortb:\n  beta:\n", []string{":2:8:", "anchortb.beta: empty value"}},
+		{"anchortb:\n  beta:   # the default, I thought\n", []string{":2:8:", "anchortb.beta: empty value"}},
+		{"seed:\n", []string{":1:6:", "seed: empty value"}},
+		{"tasks:\n  pilot: ~\n", []string{":2:10:", "tasks.pilot: null value"}},
+		{"served_reference:\n", []string{":1:18:", "served_reference: empty value"}},
+		{"sim:\n  families:\n    medqa:\n      kappa: NULL\n", []string{":4:14:", `sim.families.medqa.kappa: null value "NULL"`}},
+		{"families: [hotpotqa, ~]\n", []string{":1:22:", `families[1]: null list entry "~"`}},
+		{"families:\n  - hotpotqa\n  -\n", []string{":3:4:", "families[1]: empty list entry"}},
+		{"ood_families:\n  ~: hotpotqa\n", []string{":2:3:", `ood_families: null key "~"`}},
+		{"seed: !!null\n", []string{":1:6:", "seed: empty value"}},
+		{"batch: {tasks: }\n", []string{":1:15:", "batch.tasks: empty value"}},
+		// The documented nulls take executor.openai's value only when written out.
+		{"author:\n  send_seed:\n", []string{":2:13:", "author.send_seed: empty value", "write null to take executor.openai.send_seed"}},
+	} {
+		path := write(t, c.text)
+		_, err := Load(path)
+		if err == nil {
+			t.Errorf("%q: loaded; want it refused", c.text)
+			continue
+		}
+		for _, w := range append([]string{path + c.want[0]}, c.want[1:]...) {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%q: error %q does not contain %q", c.text, err, w)
+			}
+		}
+	}
+	// author.send_seed and author.disable_thinking: null (docs/LLM-EXECUTORS.md) is their default,
+	// executor.openai's value, and keeps the default's hash.
+	for _, text := range []string{"author:\n  send_seed: null\n  disable_thinking: null\n", "author:\n  send_seed: ~\n"} {
+		c, err := Load(write(t, text))
+		if err != nil {
+			t.Fatalf("%q: %v", text, err)
+		}
+		if c.Author.SendSeed != nil || c.Author.DisableThinking != nil || c.SHA256() != def.SHA256() {
+			t.Errorf("%q: send_seed %v disable_thinking %v, hash %s (default %s)", text, c.Author.SendSeed, c.Author.DisableThinking, c.SHA256(), def.SHA256())
+		}
+	}
+}
+
+// TestShippedConfigsLoad: the built-in default (which writes author.send_seed and
+// disable_thinking as null) and every configuration under configs/ load, and each one's resolved
+// YAML, the form run.yaml and `evosteer config` write, parses back to the same hash.
+func TestShippedConfigsLoad(t *testing.T) {
+	def, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join("..", "..", "configs", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no configs/*.yaml (%v)", err)
+	}
+	cfgs := map[string]*Config{"pipeline.yaml": def}
+	for _, f := range files {
+		c, err := Load(f)
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		cfgs[filepath.Base(f)] = c
+	}
+	for name, c := range cfgs {
+		back, err := Parse(name+" (resolved)", c.YAML())
+		if err != nil {
+			t.Errorf("%s: resolved YAML does not parse: %v", name, err)
+		} else if back.SHA256() != c.SHA256() {
+			t.Errorf("%s: resolved YAML hashes %s, the file %s", name, back.SHA256(), c.SHA256())
+		}
+		t.Logf("%s %s", name, c.SHA256())
 	}
 }
