@@ -44,7 +44,7 @@ type Usage struct {
 // ChatResponse is the first choice of a completion.
 type ChatResponse struct {
 	Text         string
-	FinishReason string // "stop", "length", ...
+	FinishReason string // "stop", "length", ...; "" where the server sent none with the content
 	StopReason   string // the stop string that ended the text, where the server says (vLLM)
 	Usage        Usage
 }
@@ -385,18 +385,47 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (ChatResponse, error
 
 // Do sends one request (body nil for none) to path under the base URL and hands a 2xx reply's
 // body to decode. Every model call goes through it, so every one follows the same rules:
-// concurrency slots, the per-attempt timeout, no redirect, the reply cap, the key redacted from
-// every error and log line. Transient failures (connection errors, timeouts, 5xx, 408, 429) are
-// retried with exponential backoff until they have lasted longer than the outage tolerance or
-// MaxAttempts attempts have failed; other 4xx, redirects and replies decode refuses (a malformed
-// reply: retrying cannot help) fail at once with the server's message. op names the call in
-// errors and logs.
+// concurrency slots, the per-attempt timeout, no redirect, the reply cap (MaxReplyBytes), the
+// key redacted from every error and log line. Transient failures (connection errors, timeouts,
+// 5xx, 408, 429) are retried with exponential backoff until they have lasted longer than the
+// outage tolerance or MaxAttempts attempts have failed; other 4xx, redirects and replies decode
+// refuses (a malformed reply: retrying cannot help) fail at once with the server's message. A
+// call whose context ends while it retries fails with the context's error and the last
+// attempt's cause (a refused connection, a 503). op names the call in errors and logs.
 func (c *Client) Do(ctx context.Context, op, method, path string, body []byte, decode func(raw []byte) error) error {
+	return c.DoBounded(ctx, op, method, path, body, ReplyBound{Bytes: MaxReplyBytes, Basis: "the client's cap on one reply"}, decode)
+}
+
+// ReplyBound is the most bytes one reply's body may hold and what that number was computed
+// from, which the refusal of a larger reply names.
+type ReplyBound struct {
+	Bytes int64
+	Basis string // e.g. "180,000 prompt positions × 256 bytes + 1 MiB"
+}
+
+// String is the bound in MiB, with its basis.
+func (b ReplyBound) String() string {
+	size := fmt.Sprintf("%.1f MiB (%d bytes)", float64(b.Bytes)/(1<<20), b.Bytes)
+	if b.Bytes%(1<<20) == 0 {
+		size = fmt.Sprintf("%d MiB", b.Bytes>>20)
+	}
+	return size + ", " + b.Basis
+}
+
+// DoBounded is Do with the reply bound b in place of MaxReplyBytes, for a request whose honest
+// reply grows with what it asks (vLLM's prompt log-probabilities: an entry per prompt
+// position): a longer reply, an endless one included, is refused as malformed once b.Bytes+1
+// bytes have been read, naming the bound.
+func (c *Client) DoBounded(ctx context.Context, op, method, path string, body []byte, b ReplyBound, decode func(raw []byte) error) error {
+	if b.Bytes < 1 {
+		return fmt.Errorf("%s: a reply bound of %d bytes", op, b.Bytes)
+	}
 	defer cpuslot.Wait(ctx)()
 	var first time.Time
+	var last error // the last attempt's failure, kept when the context ends the retries
 	pause := c.cfg.BackoffInitial
 	for attempt := 1; ; attempt++ {
-		raw, err := c.attempt(ctx, method, path, body, pause)
+		raw, err := c.attempt(ctx, method, path, body, pause, b)
 		if err == nil {
 			if err = decode(raw); err != nil && !errors.Is(err, ErrMalformed) {
 				err = fmt.Errorf("%w: %w", ErrMalformed, err)
@@ -406,8 +435,9 @@ func (c *Client) Do(ctx context.Context, op, method, path string, body []byte, d
 			return nil
 		}
 		if ctx.Err() != nil {
-			return fmt.Errorf("%s: %w", op, ctx.Err())
+			return c.ended(ctx, op, last)
 		}
+		last = err
 		var he *HTTPError
 		if errors.Is(err, ErrMalformed) || errors.Is(err, ErrRedirect) || errors.As(err, &he) && !he.transient() {
 			return fmt.Errorf("%s: %w", op, &redactedError{text: c.redact(err.Error()), cause: err})
@@ -430,13 +460,23 @@ func (c *Client) Do(ctx context.Context, op, method, path string, body []byte, d
 			case <-t.C:
 			case <-ctx.Done():
 				t.Stop()
-				return fmt.Errorf("%s: %w", op, ctx.Err())
+				return c.ended(ctx, op, last)
 			}
 		} else {
 			c.log.Warn(op+" failed; retrying on the endpoint with the fewest requests in flight", "attempt", attempt, "endpoint pause", wait, "error", c.redact(err.Error()))
 		}
 		pause = min(2*pause, c.cfg.BackoffMax)
 	}
+}
+
+// ended is the error of a call whose context ended: the context's error (for errors.Is), and
+// the last attempt's failure where one failed before, so that a preflight cut by its deadline
+// says "connection refused" and not only "context deadline exceeded".
+func (c *Client) ended(ctx context.Context, op string, last error) error {
+	if last == nil {
+		return fmt.Errorf("%s: %w", op, ctx.Err())
+	}
+	return fmt.Errorf("%s: %w; the last attempt: %s", op, ctx.Err(), c.redact(last.Error()))
 }
 
 // attemptLimit names ClientConfig.MaxAttempts in an error.
@@ -450,7 +490,7 @@ func attemptLimit(n int) string {
 // attempt is one HTTP exchange on the endpoint acquire picks, holding its slot for the
 // exchange only; it returns a 2xx reply's body. A transient failure keeps new requests off the
 // endpoint for pause (a single endpoint's pause is Do's own wait).
-func (c *Client) attempt(ctx context.Context, method, path string, body []byte, pause time.Duration) (raw []byte, err error) {
+func (c *Client) attempt(ctx context.Context, method, path string, body []byte, pause time.Duration, bound ReplyBound) (raw []byte, err error) {
 	e, err := c.acquire(ctx)
 	if err != nil {
 		return nil, err
@@ -485,12 +525,12 @@ func (c *Client) attempt(ctx context.Context, method, path string, body []byte, 
 		return nil, err
 	}
 	defer hresp.Body.Close()
-	raw, err = io.ReadAll(io.LimitReader(hresp.Body, MaxReplyBytes+1))
+	raw, err = io.ReadAll(io.LimitReader(hresp.Body, bound.Bytes+1))
 	if err != nil {
 		return nil, err
 	}
-	if len(raw) > MaxReplyBytes {
-		return nil, fmt.Errorf("%w: the reply is larger than %d MiB (HTTP %d); refusing it", ErrMalformed, MaxReplyBytes>>20, hresp.StatusCode)
+	if int64(len(raw)) > bound.Bytes {
+		return nil, fmt.Errorf("%w: the reply is larger than %s (HTTP %d); refusing it", ErrMalformed, bound, hresp.StatusCode)
 	}
 	// The body is redacted before it is cut: cut first, a key echoed across the cut would keep
 	// its head, which no later redaction of the whole key finds.
@@ -506,13 +546,19 @@ func (c *Client) decodeChat(raw []byte) (ChatResponse, error) {
 	if err := json.Unmarshal(raw, &wr); err != nil {
 		return ChatResponse{}, fmt.Errorf("%w: %v: %q", ErrMalformed, err, redact.Cut(string(raw), c.cfg.APIKey, malformedBodyChars))
 	}
-	if len(wr.Choices) == 0 || wr.Choices[0].FinishReason == nil {
-		return ChatResponse{}, fmt.Errorf("%w: no choice with a finish_reason: %q", ErrMalformed, redact.Cut(string(raw), c.cfg.APIKey, malformedBodyChars))
+	// Some OpenAI-compatible servers omit finish_reason (or send null): such a choice is a reply
+	// when it has its content, with FinishReason "" (not cut at max_tokens, as far as anyone
+	// can tell); a choice with neither is not one.
+	if len(wr.Choices) == 0 || wr.Choices[0].FinishReason == nil && wr.Choices[0].Message.Content == nil {
+		return ChatResponse{}, fmt.Errorf("%w: no choice with a finish_reason or a message content: %q", ErrMalformed, redact.Cut(string(raw), c.cfg.APIKey, malformedBodyChars))
 	}
 	ch := wr.Choices[0]
 	// A server may echo the request's Authorization header: nothing of the key reaches a run
 	// file or the terminal, in a success as in an error.
-	resp := ChatResponse{FinishReason: c.redact(*ch.FinishReason)}
+	var resp ChatResponse
+	if ch.FinishReason != nil {
+		resp.FinishReason = c.redact(*ch.FinishReason)
+	}
 	if ch.Message.Content != nil {
 		resp.Text = c.redact(*ch.Message.Content)
 	}

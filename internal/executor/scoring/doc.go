@@ -4,9 +4,10 @@
 // OpenAI-compatible /v1/completions with prompt log-probabilities. Token ids always come from the
 // server's own tokenizer (its tokenize endpoint), never from a tokenizer guessed here.
 //
-// Every request goes through internal/executor/openai's Client.Do, so scoring follows the same
+// Every request goes through internal/executor/openai's Client.Do (DoBounded for vLLM's scoring
+// replies, whose honest size grows with the positions they score), so scoring follows the same
 // rules as every other model call: concurrency slots, timeouts, retries and the outage budget, no
-// redirect, the reply cap, the API key redacted from every error.
+// redirect, a reply cap, the API key redacted from every error.
 //
 // It must not know the orchestration graph, actions or policies (internal/orchestra,
 // internal/policy): it scores token sequences. The trie that turns these numbers into ρ(a|s)

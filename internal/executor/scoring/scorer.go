@@ -8,8 +8,10 @@ import (
 	"fmt"
 
 	lru "github.com/hashicorp/golang-lru/v2"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/evosteer/evosteer-go/internal/actiontrie"
+	"github.com/evosteer/evosteer-go/internal/cpuslot"
 )
 
 // Scorer gives the masked likelihood of candidate replies to a chat prompt under a served model:
@@ -18,7 +20,8 @@ import (
 // (internal/actiontrie), so Σ_a ρ(a|s) = 1. One decision costs one tokenize request for its
 // prompt (none when Count tokenised it already), one for each candidate text not seen before,
 // and one scoring request; a decision whose prompt and candidates were scored before costs none.
-// Safe for concurrent use.
+// Concurrent misses of one text (the episodes of a rollout asking for the same action texts at
+// once) share one tokenize request. Safe for concurrent use.
 type Scorer struct {
 	engine    Engine
 	template  ChatTemplate
@@ -26,6 +29,8 @@ type Scorer struct {
 	decisions *lru.Cache[[sha256.Size]byte, Scored]
 	texts     *lru.Cache[string, []int]
 	prompts   *lru.Cache[[sha256.Size]byte, []int] // rendered prompts by sha256, so Count's tokenising is Score's
+
+	textFlights, promptFlights singleflight.Group // the tokenize requests in flight, by cache key
 }
 
 // Scored is the reference's view of one decision.
@@ -145,12 +150,43 @@ func (s *Scorer) prompt(ctx context.Context, system, user string) ([]int, error)
 	if ids, ok := s.prompts.Get(key); ok {
 		return ids, nil
 	}
-	ids, err := s.engine.Tokenize(ctx, text)
+	ids, err := s.tokenizeOnce(ctx, &s.promptFlights, string(key[:]), text, func() ([]int, bool) { return s.prompts.Get(key) },
+		func(ids []int) { s.prompts.Add(key, ids) })
 	if err != nil {
 		return nil, fmt.Errorf("scorer: tokenize the prompt: %w", err)
 	}
-	s.prompts.Add(key, ids)
 	return ids, nil
+}
+
+// tokenizeOnce tokenises text with the requests of every caller that asks for the same key
+// meanwhile shared in one (golang.org/x/sync/singleflight): the first sends it, and the others
+// wait for its answer, their CPU slots given back as a request's are (internal/cpuslot). cached
+// looks key up again within the flight (a flight that ended just before this one began has
+// filled the cache) and keep stores a tokenising before its flight ends, so one text costs one
+// request however the callers interleave. A flight whose sender's context ended fails with that
+// context's error: a caller whose own context has not ended asks again.
+func (s *Scorer) tokenizeOnce(ctx context.Context, flights *singleflight.Group, key, text string, cached func() ([]int, bool), keep func([]int)) ([]int, error) {
+	for {
+		resume := cpuslot.Wait(ctx)
+		v, err, shared := flights.Do(key, func() (any, error) {
+			if ids, ok := cached(); ok {
+				return ids, nil
+			}
+			ids, err := s.engine.Tokenize(ctx, text)
+			if err == nil {
+				keep(ids)
+			}
+			return ids, err
+		})
+		resume()
+		if err != nil && shared && ctx.Err() == nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+			continue // another caller's context ended its flight
+		}
+		if err != nil {
+			return nil, err
+		}
+		return v.([]int), nil
+	}
 }
 
 // paths is each candidate's token ids followed by the end of turn.
@@ -160,10 +196,11 @@ func (s *Scorer) paths(ctx context.Context, candidates []string) ([][]int, error
 		ids, ok := s.texts.Get(c)
 		if !ok {
 			var err error
-			if ids, err = s.engine.Tokenize(ctx, c); err != nil {
+			ids, err = s.tokenizeOnce(ctx, &s.textFlights, c, c, func() ([]int, bool) { return s.texts.Get(c) },
+				func(ids []int) { s.texts.Add(c, ids) })
+			if err != nil {
 				return nil, fmt.Errorf("scorer: tokenize candidate %d: %w", i, err)
 			}
-			s.texts.Add(c, ids)
 		}
 		paths[i] = append(append(make([]int, 0, len(ids)+1), ids...), s.eos)
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 
 	"github.com/evosteer/evosteer-go/internal/executor/openai"
 )
@@ -106,8 +107,8 @@ func continuationLogProbs(it sglangGenerateItem, last int, cont []int) ([]float6
 	}
 	entries := *it.MetaInfo.InputTokenLogprobs
 	if len(entries) != len(cont)+1 {
-		return nil, fmt.Errorf(": %w: %d input_token_logprobs for the prompt's last token and %d continuation tokens",
-			openai.ErrMalformed, len(entries), len(cont))
+		return nil, fmt.Errorf(": %w: %d input_token_logprobs received, %d expected (the prompt's last token and %d continuation tokens)",
+			openai.ErrMalformed, len(entries), len(cont)+1, len(cont))
 	}
 	lps := make([]float64, len(cont))
 	for k, e := range entries {
@@ -159,10 +160,14 @@ type sglangModelInfo struct {
 	IsGeneration *bool   `json:"is_generation"`
 }
 
-// Preflight checks, before a run spends anything, that the server is SGLang (GET
-// /get_model_info has a model_path), serves a generation model under the configured name (its
-// model_path or, failing that, an id of GET /v1/models), and answers a 1-token scoring request
-// with input log-probs. Its error is one line naming the server and what is missing.
+// Preflight checks, before a run spends anything, that the server serves the configured model as
+// a generation model and answers a 1-token scoring request with input log-probs. The model: GET
+// /get_model_info's model_path is the configured name, or GET /v1/models lists it (a server
+// started with --served-model-name); where /get_model_info answers 404 (a server or proxy that
+// serves only the OpenAI routes), /v1/models must list it. A generation model: is_generation is
+// not false where /get_model_info answers, and in every case the scoring request through
+// /generate returns input log-probs, which only a generation model serves. Its error is one line
+// naming the server and what is missing.
 func (s *SGLang) Preflight(ctx context.Context) error {
 	fail := func(err error) error { return fmt.Errorf("sglang preflight %s: %w", s.client.BaseURL(), err) }
 	var info sglangModelInfo
@@ -175,32 +180,25 @@ func (s *SGLang) Preflight(ctx context.Context) error {
 		}
 		return nil
 	})
-	if err != nil {
+	var he *openai.HTTPError
+	noInfo := errors.As(err, &he) && he.Status == http.StatusNotFound
+	switch {
+	case noInfo:
+	case err != nil:
 		return fail(err)
-	}
-	if info.IsGeneration != nil && !*info.IsGeneration {
+	case info.IsGeneration != nil && !*info.IsGeneration:
 		return fail(fmt.Errorf("GET /get_model_info: %q is not a generation model (is_generation false)", *info.ModelPath))
 	}
-	if *info.ModelPath != s.client.Model() {
-		var ids []string
-		err := s.client.Do(ctx, "GET /v1/models", http.MethodGet, "/v1/models", nil, func(raw []byte) error {
-			var list modelList
-			if err := json.Unmarshal(raw, &list); err != nil {
-				return fmt.Errorf("%w: %v", openai.ErrMalformed, err)
-			}
-			for _, m := range list.Data {
-				ids = append(ids, m.ID)
-			}
-			return nil
-		})
-		if err != nil {
+	if noInfo || *info.ModelPath != s.client.Model() {
+		ids, err := s.models(ctx)
+		switch {
+		case err != nil && noInfo:
+			return fail(fmt.Errorf("GET /get_model_info answered 404, and %w", err))
+		case err != nil:
 			return fail(err)
-		}
-		served := false
-		for _, id := range ids {
-			served = served || id == s.client.Model()
-		}
-		if !served {
+		case !slices.Contains(ids, s.client.Model()) && noInfo:
+			return fail(fmt.Errorf("GET /get_model_info answered 404, and /v1/models lists %q, not the configured model %q", ids, s.client.Model()))
+		case !slices.Contains(ids, s.client.Model()):
 			return fail(fmt.Errorf("the server serves model_path %q, /v1/models %q, not the configured model %q", *info.ModelPath, ids, s.client.Model()))
 		}
 	}
@@ -215,4 +213,20 @@ func (s *SGLang) Preflight(ctx context.Context) error {
 		return fail(fmt.Errorf("a 1-token scoring request: %w", err))
 	}
 	return nil
+}
+
+// models is the ids GET /v1/models lists.
+func (s *SGLang) models(ctx context.Context) ([]string, error) {
+	var ids []string
+	err := s.client.Do(ctx, "GET /v1/models", http.MethodGet, "/v1/models", nil, func(raw []byte) error {
+		var list modelList
+		if err := json.Unmarshal(raw, &list); err != nil || list.Data == nil {
+			return fmt.Errorf("%w: not a model list (data[].id)", openai.ErrMalformed)
+		}
+		for _, m := range list.Data {
+			ids = append(ids, m.ID)
+		}
+		return nil
+	})
+	return ids, err
 }

@@ -97,7 +97,7 @@ func TestSGLangRefusesEachFault(t *testing.T) {
 		fault fakeengine.SGLangFault
 		want  string
 	}{
-		{"missing position", fakeengine.SGLangMissingPosition, "item 2: malformed reply: 3 input_token_logprobs for the prompt's last token and 3 continuation tokens"},
+		{"missing position", fakeengine.SGLangMissingPosition, "item 2: malformed reply: 3 input_token_logprobs received, 4 expected (the prompt's last token and 3 continuation tokens)"},
 		{"NaN", fakeengine.SGLangNaN, "item 2 position 2: malformed reply: the log-prob is null"},
 		{"+Inf", fakeengine.SGLangPosInf, "item 2 position 2: malformed reply: the log-prob is +Inf"},
 		{"wrong id", fakeengine.SGLangWrongID, "item 2 position 2: malformed reply: token id 35, but 34 was sent"},

@@ -57,12 +57,43 @@ type vllmCompletionRequest struct {
 
 // vllmCompletionResponse is the part of vLLM's CompletionResponse read here: each choice's index
 // (its prompt's place in the batch) and prompt_logprobs, per prompt position null (position 0) or
-// a map from token id, as a decimal string, to vLLM's Logprob.
+// a map from token id, as a decimal string, to vLLM's Logprob. The positions are kept raw: only
+// the continuation's are read, and a decision's prompt positions (tens of thousands per
+// candidate) are not worth a map each.
 type vllmCompletionResponse struct {
 	Choices []struct {
-		Index          *int                     `json:"index"`
-		PromptLogprobs []map[string]vllmLogprob `json:"prompt_logprobs"`
+		Index          *int              `json:"index"`
+		PromptLogprobs []json.RawMessage `json:"prompt_logprobs"`
 	} `json:"choices"`
+}
+
+// Bounds of an honest /v1/completions reply with prompt_logprobs 0, which holds an entry for
+// every position of every sequence sent, about 70–80 bytes each on the wire
+// ({"151645":{"logprob":-0.123456789012345,"rank":1,"decoded_token":"…"}}): a reply is
+// refused past vllmEntryBytes a position plus vllmReplySlack, and never below
+// openai.MaxReplyBytes. 256 bytes leave room for a decoded token of some 170 bytes on average
+// (a token's text is a few bytes); a 9-candidate decision of 20,000-token sequences replies
+// about 13 MiB and may reply 45 MiB.
+const (
+	vllmEntryBytes = 256
+	vllmReplySlack = 1 << 20 // the choices' other fields, usage, the envelope
+)
+
+// vllmReplyBound is the reply bound of a scoring request of batch: the prompt positions it asks
+// log-probabilities for, each at vllmEntryBytes, plus vllmReplySlack, at least
+// openai.MaxReplyBytes.
+func vllmReplyBound(batch [][]int) openai.ReplyBound {
+	positions := 0
+	for _, seq := range batch {
+		positions += len(seq)
+	}
+	bytes := int64(positions)*vllmEntryBytes + vllmReplySlack
+	basis := fmt.Sprintf("this request's bound: %d sequences, %d prompt positions × %d bytes + %d MiB", len(batch), positions, vllmEntryBytes, vllmReplySlack>>20)
+	if bytes < openai.MaxReplyBytes {
+		bytes = openai.MaxReplyBytes
+		basis += fmt.Sprintf(", raised to the floor of %d MiB", openai.MaxReplyBytes>>20)
+	}
+	return openai.ReplyBound{Bytes: bytes, Basis: basis}
 }
 
 // vllmLogprob is vLLM's Logprob (vllm/logprobs.py); rank and decoded_token are not read. The
@@ -93,7 +124,7 @@ func (v *VLLM) Continuations(ctx context.Context, prompt []int, continuations []
 		return nil, fmt.Errorf("vllm completions: %w", err)
 	}
 	var out [][]float64
-	err = v.client.Do(ctx, "vllm completions", http.MethodPost, "/v1/completions", body, func(raw []byte) (err error) {
+	err = v.client.DoBounded(ctx, "vllm completions", http.MethodPost, "/v1/completions", body, vllmReplyBound(batch), func(raw []byte) (err error) {
 		out, err = decodePromptLogprobs(raw, len(prompt), batch)
 		return err
 	})
@@ -128,7 +159,7 @@ func decodePromptLogprobs(raw []byte, n int, batch [][]int) ([][]float64, error)
 			return nil, fmt.Errorf("%w: continuation %d: %w (a vLLM server returns them when the request sets prompt_logprobs)", openai.ErrMalformed, i, errNoPromptLogprobs)
 		}
 		if len(ch.PromptLogprobs) != len(seq) {
-			return nil, fmt.Errorf("%w: continuation %d: prompt_logprobs has %d positions for %d tokens", openai.ErrMalformed, i, len(ch.PromptLogprobs), len(seq))
+			return nil, fmt.Errorf("%w: continuation %d: %d prompt_logprobs positions received, %d expected (one per token sent)", openai.ErrMalformed, i, len(ch.PromptLogprobs), len(seq))
 		}
 		lps := make([]float64, len(seq)-n)
 		for j := range lps {
@@ -144,8 +175,12 @@ func decodePromptLogprobs(raw []byte, n int, batch [][]int) ([][]float64, error)
 	return out, nil
 }
 
-// sentLogProb is the log-probability of token id in one position's map.
-func sentLogProb(m map[string]vllmLogprob, id int) (float64, error) {
+// sentLogProb is the log-probability of token id in one position's map, raw.
+func sentLogProb(raw json.RawMessage, id int) (float64, error) {
+	var m map[string]vllmLogprob
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return 0, fmt.Errorf("%w: prompt_logprobs there is not a map of token ids: %v", openai.ErrMalformed, err)
+	}
 	if m == nil {
 		return 0, fmt.Errorf("%w: prompt_logprobs is null there", openai.ErrMalformed)
 	}

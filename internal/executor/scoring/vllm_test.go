@@ -100,7 +100,7 @@ func TestVLLMFaults(t *testing.T) {
 		fault fakeengine.VLLMFault
 		want  []string
 	}{
-		{fakeengine.VLLMMissingPosition, []string{"continuation 2: prompt_logprobs has 6 positions for 7 tokens"}},
+		{fakeengine.VLLMMissingPosition, []string{"continuation 2: 6 prompt_logprobs positions received, 7 expected (one per token sent)"}},
 		{fakeengine.VLLMNullPosition, []string{last, "prompt_logprobs is null"}},
 		{fakeengine.VLLMNaN, []string{last, "token 105", "NaN"}},
 		{fakeengine.VLLMPosInf, []string{last, "token 105", "+Inf"}},

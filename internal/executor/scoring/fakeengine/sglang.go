@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // SGLangFault is a way the fake SGLang server's /generate reply goes wrong, so a test can check
@@ -29,6 +30,12 @@ type SGLangOptions struct {
 	FaultAfter int         // the fault hits only the /generate requests after the first FaultAfter
 	Fail500s   int         // the first Fail500s /generate requests answer HTTP 500
 	Log        *RequestLog // the scoring and chat requests answered (nil: none logged)
+	// NoModelInfo answers GET /get_model_info with a 404, as a server or proxy serving only the
+	// OpenAI routes (and SGLang's native /tokenize and /generate) would.
+	NoModelInfo bool
+	// TokenizeDelay holds every /tokenize reply this long, so that requests a client sends at
+	// once are in flight together.
+	TokenizeDelay time.Duration
 }
 
 // SGLangServer serves Model in SGLang's native dialect, with the request and reply shapes of
@@ -77,7 +84,7 @@ func (s *SGLangServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.generate(w, r)
 	case r.URL.Path == "/v1/chat/completions":
 		Chat{Model: s.model, Log: s.opts.Log}.ServeHTTP(w, r)
-	case r.URL.Path == "/get_model_info" && r.Method == http.MethodGet:
+	case r.URL.Path == "/get_model_info" && r.Method == http.MethodGet && !s.opts.NoModelInfo:
 		sglangJSON(w, http.StatusOK, map[string]any{"model_path": s.model.Name, "tokenizer_path": s.model.Name,
 			"is_generation": true, "preferred_sampling_params": nil, "weight_version": "default"})
 	case r.URL.Path == "/v1/models" && r.Method == http.MethodGet:
@@ -103,6 +110,9 @@ func (s *SGLangServer) tokenize(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.tokenized = append(s.tokenized, *req.Prompt)
 	s.mu.Unlock()
+	if s.opts.TokenizeDelay > 0 {
+		time.Sleep(s.opts.TokenizeDelay)
+	}
 	ids := s.model.Tokenize(*req.Prompt)
 	if req.AddSpecialTokens == nil || *req.AddSpecialTokens {
 		ids = append([]int{0}, ids...)
