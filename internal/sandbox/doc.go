@@ -18,6 +18,11 @@
 // the first match on PATH that nobody can run, and refuses to start when there is none, naming
 // the interpreter and the fix. Isolation reports what a Sandbox uses.
 //
+// Of what a program prints the first and last MiB of each stream are kept. A caller's input or
+// reply of any size goes by file instead (RunFiles): files written beside main.py before the
+// program starts, and files it leaves there read back after it ends (only its own plain files,
+// never a link to another, each bounded by the file-size limit).
+//
 // It must not interpret what a program prints: callers decide what a result means. It imports no
 // other project package: the graders (internal/tasks) and the executors both run programs here.
 package sandbox

@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -188,7 +190,7 @@ func New(cfg Config) (*Sandbox, error) {
 	if !cfg.Disable.Seccomp {
 		// The filter is installed by boot.py; a host that refuses it fails the probe's setup.
 		s.iso.Seccomp = true
-		res := s.run(context.Background(), newID(), "import socket\ntry:\n    socket.socket(socket.AF_UNIX)\nexcept PermissionError:\n    print('refused')\n", s.limits)
+		res := s.run(context.Background(), newID(), "import socket\ntry:\n    socket.socket(socket.AF_UNIX)\nexcept PermissionError:\n    print('refused')\n", s.limits, Files{})
 		s.iso.Seccomp = res.Status == StatusSuccess && strings.TrimSpace(res.Stdout) == "refused"
 	}
 	return s, nil
@@ -293,6 +295,32 @@ type Result struct {
 	DiskLimited bool          // its files outgrew Limits.Disk and it was killed
 	Contained   bool          // no process of the run outlived it
 	Error       string        // why the sandbox could not run the program (tool_error)
+	// Files are the files named in Files.Out that the program left in its folder (RunFiles),
+	// by name; one it did not write, or that is not a plain file of its own, is absent.
+	Files map[string][]byte
+}
+
+// Files are the files of a run besides main.py (RunFiles): a way in and out that the bound on
+// the output kept (the first and last MiB of each stream) does not cut.
+type Files struct {
+	// In are written beside main.py before the program starts, read-only to it. Their bytes
+	// are added to the disk bound (Limits.Disk), which bounds what the program writes.
+	In map[string][]byte
+	// Out name files the program may write beside main.py. After it ends each comes back in
+	// Result.Files when it is a regular file owned by the run's user with one link (never a
+	// link to a file elsewhere), at most Limits.FileSize bytes (RLIMIT_FSIZE bounds it anyway).
+	Out []string
+}
+
+// check refuses a name that is not a plain file name of the run's folder.
+func (f Files) check() error {
+	names := slices.Collect(maps.Keys(f.In))
+	for _, name := range append(names, f.Out...) {
+		if name == "" || name == "." || name == ".." || name == "main.py" || strings.ContainsAny(name, "/\x00") {
+			return fmt.Errorf("files: %q is not a file name beside main.py", name)
+		}
+	}
+	return nil
 }
 
 // Text is what an agent sees of a run: its output (standard error after standard output), or
@@ -335,8 +363,17 @@ func (s *Sandbox) Run(ctx context.Context, code string) Result {
 // first, then until lim.Memory fits in the memory total (Config.MemoryTotal); a limit above
 // the total or a cancelled context ends the run as a tool_error.
 func (s *Sandbox) RunWith(ctx context.Context, code string, lim Limits) Result {
+	return s.RunFiles(ctx, code, lim, Files{})
+}
+
+// RunFiles is RunWith with files in and out of the run's folder (Files): a caller's input or
+// reply of any size up to the limits, kept apart from what the program prints.
+func (s *Sandbox) RunFiles(ctx context.Context, code string, lim Limits, files Files) Result {
 	id := newID()
 	if err := lim.check(); err != nil {
+		return Result{ID: id, Status: StatusToolError, Error: err.Error(), Contained: true}
+	}
+	if err := files.check(); err != nil {
 		return Result{ID: id, Status: StatusToolError, Error: err.Error(), Contained: true}
 	}
 	if err := fits(lim.Memory, s.memory.total); err != nil {
@@ -353,7 +390,7 @@ func (s *Sandbox) RunWith(ctx context.Context, code string, lim Limits) Result {
 	}
 	defer s.memory.Release(lim.Memory)
 	began := time.Now()
-	res := s.run(ctx, id, code, lim)
+	res := s.run(ctx, id, code, lim, files)
 	res.Wall = time.Since(began)
 	return res
 }
@@ -366,7 +403,7 @@ func newID() string {
 	return hex.EncodeToString(b[:])
 }
 
-func (s *Sandbox) run(ctx context.Context, id, code string, lim Limits) Result {
+func (s *Sandbox) run(ctx context.Context, id, code string, lim Limits, files Files) Result {
 	res := Result{ID: id, Contained: true}
 	fail := func(format string, args ...any) Result {
 		res.Status, res.Error = StatusToolError, fmt.Sprintf(format, args...)
@@ -377,8 +414,22 @@ func (s *Sandbox) run(ctx context.Context, id, code string, lim Limits) Result {
 		return fail("temporary folder: %v", err)
 	}
 	defer os.RemoveAll(dir)
+	// The folder as created: the files handed back are read through it even if the program
+	// renames the folder and puts a link in its place.
+	folder, err := os.Open(dir)
+	if err != nil {
+		return fail("temporary folder: %v", err)
+	}
+	defer folder.Close()
 	if err := os.WriteFile(filepath.Join(dir, "main.py"), []byte(code), 0o444); err != nil {
 		return fail("write main.py: %v", err)
+	}
+	var given int64
+	for name, data := range files.In {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o444); err != nil {
+			return fail("write %s: %v", name, err)
+		}
+		given += int64(len(data))
 	}
 	if s.iso.UID == nobody {
 		if err := os.Chown(dir, nobody, nobody); err != nil {
@@ -416,7 +467,7 @@ func (s *Sandbox) run(ctx context.Context, id, code string, lim Limits) Result {
 	watched := make(chan struct{})
 	go func() {
 		defer close(watched)
-		watchDisk(dir, lim.disk(), stopWatch, func() { overDisk.Store(true); kill() })
+		watchDisk(dir, lim.disk()+given, stopWatch, func() { overDisk.Store(true); kill() })
 	}()
 	werr := cmd.Wait()
 	close(stopWatch)
@@ -430,6 +481,7 @@ func (s *Sandbox) run(ctx context.Context, id, code string, lim Limits) Result {
 	texts := outputs.wait(2 * time.Second)
 	res.Stdout, res.Stderr = texts[0], texts[1]
 	handshake := texts[2]
+	res.Files = s.collectFiles(folder, files.Out, lim.FileSize)
 
 	ps := cmd.ProcessState
 	if ps == nil {
@@ -465,6 +517,31 @@ func (s *Sandbox) run(ctx context.Context, id, code string, lim Limits) Result {
 		res.Status = StatusFailed
 	}
 	return res
+}
+
+// collectFiles reads the named files of the run's folder that are the program's own plain
+// files: opened without following a link or blocking on a pipe, owned by the run's user, with
+// one link (so none is another file of the host linked in), at most limit bytes each.
+func (s *Sandbox) collectFiles(folder *os.File, names []string, limit int64) map[string][]byte {
+	var out map[string][]byte
+	for _, name := range names {
+		fd, err := syscall.Openat(int(folder.Fd()), name, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			continue
+		}
+		f := os.NewFile(uintptr(fd), name)
+		var st syscall.Stat_t
+		if err := syscall.Fstat(fd, &st); err == nil && st.Mode&syscall.S_IFMT == syscall.S_IFREG && st.Nlink == 1 && int(st.Uid) == s.iso.UID {
+			if data, err := io.ReadAll(io.LimitReader(f, limit)); err == nil {
+				if out == nil {
+					out = map[string][]byte{}
+				}
+				out[name] = data
+			}
+		}
+		f.Close()
+	}
+	return out
 }
 
 func lastLine(s string) string {

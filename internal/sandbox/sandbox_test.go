@@ -456,3 +456,43 @@ func TestHostProcessesAreInvisible(t *testing.T) {
 		t.Fatalf("%+v", res)
 	}
 }
+
+// Files go in and come back whole, past the bound on what a run's output keeps (its first and
+// last MiB): a 3 MiB input and a 3 MiB reply. What comes back is only the program's own plain
+// files: a link to a file elsewhere, a pipe, a second link to a file and a name the program
+// did not write are absent; a name that is not a file of the run's folder is refused.
+func TestFilesInAndOut(t *testing.T) {
+	for name, s := range modes(t) {
+		t.Run(name, func(t *testing.T) {
+			lim := s.Limits()
+			lim.FileSize = 4 << 20
+			in := strings.Repeat("0123456789abcdef", 3<<16)
+			code := `import os
+data = open('request.txt').read()
+open('reply.txt', 'w').write(data[::-1])
+print('x' * (3 << 20))
+os.symlink('/etc/passwd', 'link.txt')
+os.mkfifo('fifo.txt')
+open('once.txt', 'w').write('one')
+os.link('once.txt', 'twice.txt')
+`
+			res := s.RunFiles(context.Background(), code, lim, Files{In: map[string][]byte{"request.txt": []byte(in)},
+				Out: []string{"reply.txt", "link.txt", "fifo.txt", "twice.txt", "once.txt", "missing.txt"}})
+			if res.Status != StatusSuccess {
+				t.Fatalf("%+v", res.Stderr)
+			}
+			reply := res.Files["reply.txt"]
+			if len(reply) != len(in) || string(reply[:16]) != "fedcba9876543210" {
+				t.Fatalf("reply: %d bytes, want %d", len(reply), len(in))
+			}
+			if len(res.Files) != 1 {
+				t.Fatalf("files back: %d, want only reply.txt", len(res.Files))
+			}
+			for _, bad := range []string{"../x", "main.py", "", "a/b"} {
+				if res := s.RunFiles(context.Background(), "pass", lim, Files{Out: []string{bad}}); res.Status != StatusToolError {
+					t.Fatalf("name %q: %+v", bad, res)
+				}
+			}
+		})
+	}
+}

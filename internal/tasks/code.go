@@ -4,12 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	_ "embed"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/evosteer/evosteer-go/internal/sandbox"
 )
@@ -21,9 +22,12 @@ import (
 // candidate can read, print, or reach by patching what the tests call. Here the verdict comes
 // from a process the candidate never runs in: the probe (mbpp_probe.py, after the candidate, with
 // the test inputs and no expected result) records what the entry point returns on each input as
-// data; the judge (mbpp_judge.py: the tests' own setup, expected results and assertion, with no
-// candidate code) compares those values and prints its sentinel last. So a program can pass only
-// by returning the right values (docs/RELIABILITY.md).
+// data; the judge (mbpp_judge.py: the tests' own setup and expected results, with no candidate
+// code) compares those values as EvalPlus's evaluator does (its type, length and tolerance
+// checks and its oracles of a few tasks, not the dataset's looser inline `assertion`) and prints
+// its sentinel last. So a program can pass only by returning the right values
+// (docs/RELIABILITY.md). What passes between the runs (request, reply, values) travels as files
+// of the runs, never through their output, so no size a task file accepts cuts it.
 
 //go:embed mbpp.py
 var mbppHarness string
@@ -41,25 +45,80 @@ func CodeLimits(base sandbox.Limits) sandbox.Limits {
 	return base
 }
 
-// runHarness runs mbpp.py on a request and decodes its JSON reply. A harness that fails or
-// times out on pathological output yields ok=false; a sandbox that cannot run is an error.
+// withFile is lim with room for one file of n bytes that the grader's own harness writes (the
+// extraction's reply, the probe's values): the largest file may hold it, and the folder holds it
+// besides the files a program may write under lim.
+func withFile(lim sandbox.Limits, n int64) sandbox.Limits {
+	disk := lim.Disk
+	if disk == 0 {
+		disk = sandbox.DiskFiles * lim.FileSize
+	}
+	lim.FileSize, lim.Disk = max(lim.FileSize, n), disk+n
+	return lim
+}
+
+// The files of a grade's runs: the extraction's request and reply, the values the probe records.
+const (
+	requestFile = "request.json"
+	replyFile   = "reply.json"
+	valuesFile  = "values.jsonl"
+)
+
+// runHarness runs mbpp.py on a request and decodes its JSON reply. Request and reply travel as
+// files of the run, not through its output (of which the sandbox keeps the first and last MiB),
+// so an output or hidden tests of any size a task file accepts are graded whole: the reply
+// echoes the program and the hidden tests' parts, so its file may hold a few times the request
+// (JSON escapes, ast.unparse spacing). A harness that fails or times out on pathological
+// output yields ok=false; a sandbox that cannot run, or a reply that is missing or not JSON, is
+// an error, which quotes no more than an excerpt.
 func (g *Graders) runHarness(ctx context.Context, request map[string]any, reply any) (bool, error) {
 	payload, err := json.Marshal(request)
 	if err != nil {
 		return false, err
 	}
-	code := mbppHarness + "\nmain(" + fmt.Sprintf("%q", base64.StdEncoding.EncodeToString(payload)) + ")\n"
-	res := g.sandbox.RunWith(ctx, code, CodeLimits(g.sandbox.Limits()))
+	lim := withFile(CodeLimits(g.sandbox.Limits()), 8<<20+4*int64(len(payload)))
+	res := g.sandbox.RunFiles(ctx, mbppHarness+"\nmain()\n", lim,
+		sandbox.Files{In: map[string][]byte{requestFile: payload}, Out: []string{replyFile}})
 	switch res.Status {
 	case sandbox.StatusToolError:
-		return false, fmt.Errorf("code extraction: %s", res.Error)
+		return false, fmt.Errorf("code extraction: %s", clip(res.Error))
 	case sandbox.StatusSuccess:
-		if err := json.Unmarshal([]byte(lastLine(res.Stdout)), reply); err != nil {
-			return false, fmt.Errorf("code extraction: reply %q: %w", lastLine(res.Stdout), err)
+		data, ok := res.Files[replyFile]
+		if !ok {
+			return false, fmt.Errorf("code extraction wrote no reply (standard error ends %s)", quoteClip(lastLine(res.Stderr)))
+		}
+		if err := json.Unmarshal(data, reply); err != nil {
+			return false, fmt.Errorf("code extraction: reply %s: %s", quoteClip(string(data)), clip(err.Error()))
 		}
 		return true, nil
 	}
 	return false, nil
+}
+
+// clipBytes is the most of a text from a run (a reply, an output, a sandbox error) that an error
+// message quotes: a grade's error stays one short line whatever the run printed.
+const clipBytes = 240
+
+// clip is s, or its first clipBytes bytes (whole characters) and a note of its full length.
+func clip(s string) string {
+	if len(s) <= clipBytes {
+		return s
+	}
+	cut := clipBytes
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("… [%d bytes in all]", len(s))
+}
+
+// quoteClip is clip of s, quoted (so that control characters stay on one line).
+func quoteClip(s string) string {
+	if len(s) <= clipBytes {
+		return fmt.Sprintf("%q", s)
+	}
+	short := clip(s)
+	note := strings.LastIndex(short, "… [")
+	return fmt.Sprintf("%q", short[:note]) + short[note:]
 }
 
 func lastLine(s string) string {
@@ -82,41 +141,94 @@ func extraStrings(t Task, key string) []string {
 	return ss
 }
 
-// hiddenTests is a plus_test split by mbpp.py's split_tests into the probe's and the judge's
-// parts.
+// hiddenTests is a plus_test split by mbpp.py's split_tests: its setup in runs of statements
+// (marked where they assign the expected results, which the probe's process never holds), the
+// probe's expression and the judge's loop.
 type hiddenTests struct {
-	ProbeSetup string `json:"probe_setup"`
-	Probe      string `json:"probe"`
-	JudgeSetup string `json:"judge_setup"`
-	JudgeLoop  string `json:"judge_loop"`
+	Setup []struct {
+		Code     string `json:"code"`
+		Expected bool   `json:"expected"`
+	} `json:"setup"`
+	Probe string `json:"probe"`
+	Loop  string `json:"loop"`
+}
+
+// setup is the setup for the probe (withExpected false: no expected result) or the judge.
+func (h *hiddenTests) setup(withExpected bool) string {
+	var parts []string
+	for _, part := range h.Setup {
+		if withExpected || !part.Expected {
+			parts = append(parts, part.Code)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// evalPlusOracle is the name of the check mbpp_judge.py applies to a task whose results EvalPlus
+// does not compare as they are (evalplus/eval/_special_oracle.py and unsafe_execute, at
+// v0.3.1-44-g26d6d00): "" for every other task. EvalPlus names them by entry point; here the
+// MBPP task id picks one, and only for the entry point EvalPlus names for that id.
+func evalPlusOracle(t Task, entry string) string {
+	id := t.SourceID
+	if id == "" {
+		id = t.ID[strings.LastIndex(t.ID, "/")+1:]
+		id = strings.TrimPrefix(id, "test-")
+	}
+	if i := strings.LastIndex(id, "/"); i >= 0 { // "Mbpp/2"
+		id = id[i+1:]
+	}
+	n, err := strconv.Atoi(id)
+	if err != nil {
+		return ""
+	}
+	if o, ok := evalPlusOracles[n]; ok && o.entry == entry {
+		return o.check
+	}
+	return ""
+}
+
+// evalPlusOracles are the MBPP tasks with an oracle of their own in EvalPlus, by task id.
+var evalPlusOracles = map[int]struct{ entry, check string }{
+	// The items may come in any order: a set of the value equals a set of the expected one.
+	2: {"similar_elements", "set"}, 7: {"find_char_long", "set"}, 111: {"common_in_nested_lists", "set"},
+	140: {"extract_singly", "set"}, 232: {"larg_nnum", "set"}, 249: {"intersection_array", "set"},
+	579: {"find_dissimilar", "set"}, 769: {"Diff", "set"},
+	// A regular-expression match: the expected value is whether the reference found one.
+	737: {"check_str", "not_none"}, 787: {"text_match_three", "not_none"}, 794: {"text_starta_endb", "not_none"},
+	164: {"are_equivalent", "any"},                 // any value that is returned passes
+	295: {"sum_div", "or_zero"},                    // 0 passes too
+	558: {"digit_distance_nums", "digit_distance"}, // or the digit distance of zero-padded numbers
+	581: {"surface_Area", "pyramid_area"},          // or the rounded area of a pyramid of that height
 }
 
 func (g *Graders) gradeCode(ctx context.Context, t Task, output string) (Score, error) {
 	s := Score{Grader: GraderCode}
 	var extracted struct {
+		Entry      string       `json:"entry"`
 		Source     string       `json:"source"`
 		Parses     bool         `json:"parses"`
 		Tests      *hiddenTests `json:"tests"`
 		TestsError string       `json:"tests_error"`
 	}
+	plus := extraString(t, "plus_test")
 	ok, err := g.runHarness(ctx, map[string]any{"mode": "grade", "output": output,
-		"plus_test": extraString(t, "plus_test"), "tests": extraStrings(t, "test_list")}, &extracted)
+		"plus_test": plus, "tests": extraStrings(t, "test_list")}, &extracted)
 	if err != nil {
 		return s, errorf(t, "%v", err)
 	}
 	s.Prediction = extracted.Source
 	if ok && extracted.Tests == nil {
-		return s, errorf(t, "hidden tests: %s", extracted.TestsError)
+		return s, errorf(t, "hidden tests: %s", clip(extracted.TestsError))
 	}
 	if !ok || !extracted.Parses {
 		return s, nil
 	}
 	imports := strings.Join(extraStrings(t, "test_imports"), "\n")
-	records, err := g.probe(ctx, extracted.Source, imports, extracted.Tests)
+	values, err := g.probe(ctx, extracted.Source, imports, extracted.Tests, len(plus))
 	if err != nil {
 		return s, errorf(t, "hidden tests: %v", err)
 	}
-	passed, err := g.judge(ctx, imports, extracted.Tests, records)
+	passed, err := g.judge(ctx, imports, extracted.Tests, evalPlusOracle(t, extracted.Entry), values)
 	if err != nil {
 		return s, errorf(t, "hidden tests: %v", err)
 	}
@@ -127,35 +239,31 @@ func (g *Graders) gradeCode(ctx context.Context, t Task, output string) (Score, 
 }
 
 // probe runs the candidate and then the entry point on every test input, and returns the
-// records of what it returned (tagged lines of its standard output, one JSON object each). Its
-// exit status says nothing: a program that stops early leaves records missing.
-func (g *Graders) probe(ctx context.Context, source, imports string, tests *hiddenTests) (string, error) {
-	tag := "evosteer-value-" + randomHex() + " "
-	program := source + "\n\n" + imports + "\n" + tests.ProbeSetup + "\n" + mbppProbe +
-		fmt.Sprintf("\n__evosteer_probe_all(lambda inp, i: (%s), inputs, %q)\n", tests.Probe, tag)
-	res := g.sandbox.RunWith(ctx, program, CodeLimits(g.sandbox.Limits()))
+// records of what it returned (a file of the run, one JSON object a line, read back whole; its
+// file may hold several times the hidden tests, whose expected results bound an honest answer's
+// values). Its exit status says nothing: a program that stops early leaves records missing.
+func (g *Graders) probe(ctx context.Context, source, imports string, tests *hiddenTests, plusBytes int) ([]byte, error) {
+	program := source + "\n\n" + imports + "\n" + tests.setup(false) + "\n" + mbppProbe +
+		fmt.Sprintf("\n__evosteer_probe_all(lambda inp, i: (%s), inputs, %q)\n", tests.Probe, valuesFile)
+	lim := withFile(CodeLimits(g.sandbox.Limits()), 8<<20+8*int64(plusBytes))
+	res := g.sandbox.RunFiles(ctx, program, lim, sandbox.Files{Out: []string{valuesFile}})
 	if res.Status == sandbox.StatusToolError {
-		return "", fmt.Errorf("probe: %s", res.Error)
+		return nil, fmt.Errorf("probe: %s", clip(res.Error))
 	}
-	var records []string
-	for _, line := range pySplitLines(res.Stdout) {
-		if record, ok := strings.CutPrefix(line, tag); ok {
-			records = append(records, record)
-		}
-	}
-	return strings.Join(records, "\n"), nil
+	return res.Files[valuesFile], nil
 }
 
-// judge runs the hidden tests' setup and loop on the recorded values, in a process of its own
-// with no candidate code, and reports whether every assertion held.
-func (g *Graders) judge(ctx context.Context, imports string, tests *hiddenTests, records string) (bool, error) {
+// judge runs the hidden tests' setup and loop, with EvalPlus's checks and the task's oracle, on
+// the recorded values, in a process of its own with no candidate code, and reports whether
+// every check held.
+func (g *Graders) judge(ctx context.Context, imports string, tests *hiddenTests, oracle string, values []byte) (bool, error) {
 	sentinel := "evosteer-tests-passed-" + randomHex()
-	program := imports + "\n" + tests.JudgeSetup + "\n" + mbppJudge +
-		fmt.Sprintf("\n__evosteer_load(%q)\n", base64.StdEncoding.EncodeToString([]byte(records))) +
-		tests.JudgeLoop + "\nprint('\\n' + '" + sentinel + "')\n"
-	res := g.sandbox.RunWith(ctx, program, CodeLimits(g.sandbox.Limits()))
+	program := imports + "\n" + tests.setup(true) + "\n" + mbppJudge +
+		fmt.Sprintf("\n__evosteer_load(%q, %q)\n", valuesFile, oracle) +
+		tests.Loop + "\nprint('\\n' + '" + sentinel + "')\n"
+	res := g.sandbox.RunFiles(ctx, program, CodeLimits(g.sandbox.Limits()), sandbox.Files{In: map[string][]byte{valuesFile: values}})
 	if res.Status == sandbox.StatusToolError {
-		return false, fmt.Errorf("judge: %s", res.Error)
+		return false, fmt.Errorf("judge: %s", clip(res.Error))
 	}
 	return res.Status == sandbox.StatusSuccess && lastLine(res.Stdout) == sentinel, nil
 }

@@ -3,6 +3,8 @@ package tasks
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -11,7 +13,18 @@ import (
 // (np.allclose for float results), the shape of every real plus_test.
 func floatTask(t *testing.T) Task {
 	t.Helper()
-	plus := `import numpy as np
+	plus := datasetHeader + `
+inputs = [[1.0], [2.5], [-4.0], [inf], [0.1]]
+results = [0.5, 1.25, -2.0, inf, 0.05]
+for i, (inp, exp) in enumerate(zip(inputs, results)):
+    assertion(half(*inp), exp, 0)
+`
+	return codeTask(t, "mbpp_plus/half", "", plus, "assert half(1.0) == 0.5")
+}
+
+// datasetHeader is the head of every real MBPP+ plus_test: numpy, inf, and the dataset's inline
+// is_floats and assertion helpers.
+const datasetHeader = `import numpy as np
 from math import inf
 
 def is_floats(x) -> bool:
@@ -32,12 +45,11 @@ def assertion(out, exp, atol):
     else:
         assert out == exp, f"out: {out}, exp: {exp}"
 
-
-inputs = [[1.0], [2.5], [-4.0], [inf], [0.1]]
-results = [0.5, 1.25, -2.0, inf, 0.05]
-for i, (inp, exp) in enumerate(zip(inputs, results)):
-    assertion(half(*inp), exp, 0)
 `
+
+// codeTask is an MBPP+ task of the given ids, hidden tests and one visible test.
+func codeTask(t *testing.T, id, sourceID, plus, visible string) Task {
+	t.Helper()
 	raw := func(v any) json.RawMessage {
 		b, err := json.Marshal(v)
 		if err != nil {
@@ -45,10 +57,10 @@ for i, (inp, exp) in enumerate(zip(inputs, results)):
 		}
 		return b
 	}
-	return Task{ID: "mbpp_plus/half", Family: "mbpp_plus", TaskType: "mbpp_plus", Split: "train",
-		Prompt: "Write a function that halves a number.\nYour code should pass this test:\nassert half(1.0) == 0.5",
+	return Task{ID: id, SourceID: sourceID, Family: "mbpp_plus", TaskType: "mbpp_plus", Split: "train",
+		Prompt: "Write the function.\nYour code should pass this test:\n" + visible,
 		Extra: map[string]json.RawMessage{"plus_test": raw(plus), "test_imports": raw([]string{}),
-			"test_list": raw([]string{"assert half(1.0) == 0.5"})}}
+			"test_list": raw([]string{visible})}}
 }
 
 // fence wraps a program as an agent's final answer.
@@ -213,5 +225,122 @@ func TestCodeGraderKeepsValuesExact(t *testing.T) {
 	_, err := g.Grade(context.Background(), odd, fence("def half(x):\n    return x"))
 	if err == nil || !strings.Contains(err.Error(), "mbpp_plus/values") || !strings.Contains(err.Error(), "plus_test's loop is not") {
 		t.Fatalf("a plus_test of another shape: %v", err)
+	}
+}
+
+// loopOf is the one test loop of a plus_test, calling entry on each input.
+func loopOf(entry string) string {
+	return "for i, (inp, exp) in enumerate(zip(inputs, results)):\n    assertion(" + entry + "(*inp), exp, 0)\n"
+}
+
+// TestCodeGraderJudgesAsEvalPlus holds the checks of EvalPlus's evaluator, which the judge
+// applies instead of the dataset's inline assertion: where a float is expected, a value of
+// another type (an empty list, tuple or array, which numpy.allclose broadcasts against any
+// scalar) or a list of another length fails; equality or the tolerance passes; and a task with an
+// oracle of its own in EvalPlus is judged by it (picked by the MBPP task id, for the entry point
+// EvalPlus names).
+func TestCodeGraderJudgesAsEvalPlus(t *testing.T) {
+	sb := testSandbox(t)
+	requireNumpy(t, sb)
+	g := NewGraders(sb)
+	floats := floatTask(t)
+	floatLists := codeTask(t, "mbpp_plus/halves", "", datasetHeader+"inputs = [[1.0], [3.0]]\nresults = [[0.5], [1.5]]\n"+loopOf("halves"),
+		"assert halves(1.0) == [0.5]")
+	sets := func(sourceID string) Task {
+		return codeTask(t, "mbpp_plus/test-"+sourceID, sourceID, datasetHeader+
+			"inputs = [[(3, 4, 5, 6), (5, 7, 4, 10)], [(1, 2, 3, 4), (5, 4, 3, 7)]]\nresults = [(4, 5), (3, 4)]\n"+loopOf("similar_elements"),
+			"assert set(similar_elements((3, 4, 5, 6),(5, 7, 4, 10))) == set((4, 5))")
+	}
+	// The dataset's helper of the three regular-expression tasks computes its check and never
+	// asserts it.
+	inert := strings.Replace(datasetHeader, "    if out != exp", "    exact_match = exp == (out is not None)\n    return\n    if out != exp", 1)
+	matches := codeTask(t, "mbpp_plus/test-737", "737", inert+"inputs = [['annie'], ['dawood'], ['Else']]\nresults = [True, False, True]\n"+loopOf("check_str"),
+		"assert check_str(\"annie\")")
+	cases := []struct {
+		name   string
+		task   Task
+		output string
+		want   float64
+	}{
+		{"an empty list where a float is expected", floats, "def half(x):\n    return []", 0},
+		{"an empty tuple where a float is expected", floats, "def half(x):\n    return ()", 0},
+		{"a list of an empty list where a float is expected", floats, "def half(x):\n    return [[]]", 0},
+		{"an empty numpy array where a float is expected", floats, "import numpy\n\ndef half(x):\n    return numpy.zeros(0)", 0},
+		{"a list of another length where a list of floats is expected", floatLists, "def halves(x):\n    return [x / 2, x / 2]", 0},
+		{"a numpy float near but not equal to the expected float", floats, "import numpy\n\ndef half(x):\n    return numpy.float64(x / 2 + 1e-9)", 0},
+		{"honest floats within the tolerance", floats, "def half(x):\n    return x / 2 + 1e-7", 1},
+		{"honest lists of floats within the tolerance", floatLists, "def halves(x):\n    return [x / 2 - 1e-8]", 1},
+		{"a set-equality task in another order", sets("2"), "def similar_elements(a, b):\n    return tuple(sorted(set(a) & set(b), reverse=True))", 1},
+		{"a set-equality task with a wrong item", sets("2"), "def similar_elements(a, b):\n    return tuple(set(a) & set(b)) + (99,)", 0},
+		{"another task's id: no oracle, the order counts", sets("3"), "def similar_elements(a, b):\n    return tuple(sorted(set(a) & set(b), reverse=True))", 0},
+		{"a not-None task returning the match", matches, "import re\n\ndef check_str(s):\n    return re.search('^[aeiouAEIOU]', s)", 1},
+		{"a not-None task returning None always", matches, "def check_str(s):\n    return None", 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := g.Grade(context.Background(), c.task, fence(c.output))
+			if err != nil || s.Reward != c.want {
+				t.Fatalf("reward %v, want %v (%v)", s.Reward, c.want, err)
+			}
+		})
+	}
+}
+
+// TestCodeGraderGradesLargeRepliesWhole: an output, hidden tests or returned values of more than
+// the output a sandbox run keeps (its first and last MiB) are graded whole, not turned into a
+// grading error; and an error quotes no more than an excerpt of what a run printed.
+func TestCodeGraderGradesLargeRepliesWhole(t *testing.T) {
+	sb := testSandbox(t)
+	requireNumpy(t, sb)
+	g := NewGraders(sb)
+	ints := fixtureTask(t, "mbpp_plus/f6")
+	pad := strings.Repeat("evosteer ", (2<<20)/9+1)
+	// Hidden tests of 1.5 MB shaped like the real ones: the dataset's header, then long inputs.
+	var inputs, results strings.Builder
+	for i := 0; i < 1500; i++ {
+		row := make([]string, 150)
+		sum := 0
+		for j := range row {
+			v := (i*7919 + j*104729) % 100000
+			row[j] = strconv.Itoa(v)
+			sum += v
+		}
+		inputs.WriteString("[[" + strings.Join(row, ", ") + "]], ")
+		results.WriteString(strconv.Itoa(sum) + ", ")
+	}
+	bigTests := codeTask(t, "mbpp_plus/sum_list", "", datasetHeader+"inputs = ["+inputs.String()+"]\nresults = ["+results.String()+"]\n"+loopOf("sum_list"),
+		"assert sum_list([1, 2]) == 3")
+	if n := len(extraString(bigTests, "plus_test")); n < 1<<20+400<<10 {
+		t.Fatalf("plus_test of %d bytes, want over 1.4 MiB", n)
+	}
+	// Expected values of 3 MB: an honest answer's values are too.
+	bigValues := codeTask(t, "mbpp_plus/evens", "", datasetHeader+"inputs = [[300000], [5]]\nresults = [list(range(0, 600000, 2)), [0, 2, 4, 6, 8]]\n"+loopOf("evens"),
+		"assert evens(2) == [0, 2]")
+	refused := codeTask(t, "mbpp_plus/refused", "", "for x in []:\n    pass\nfor y in []:\n    pass\n", "assert f(1) == 1")
+	cases := []struct {
+		name   string
+		task   Task
+		output string
+		want   float64
+	}{
+		{"a right function with a 2 MiB string constant", ints, fence("PAD = '" + pad + "'\n\ndef add_two(a, b):\n    return a + b"), 1},
+		{"a wrong function with a 2 MiB string constant", ints, fence("PAD = '" + pad + "'\n\ndef add_two(a, b):\n    return a - b"), 0},
+		{"a 2 MiB answer with no code", ints, "I do not know. " + pad, 0},
+		{"a right function on 1.5 MB hidden tests", bigTests, fence("def sum_list(xs):\n    return sum(xs)"), 1},
+		{"a wrong function on 1.5 MB hidden tests", bigTests, fence("def sum_list(xs):\n    return sum(xs) + 1"), 0},
+		{"a right function returning 3 MB of values", bigValues, fence("def evens(n):\n    return list(range(0, 2 * n, 2))"), 1},
+		{"a wrong function returning 3 MB of values", bigValues, fence("def evens(n):\n    return list(range(0, 2 * n + 2, 2))"), 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := g.Grade(context.Background(), c.task, c.output)
+			if err != nil || s.Reward != c.want {
+				t.Fatalf("reward %v, want %v (error of %d bytes: %.300v)", s.Reward, c.want, len(fmt.Sprint(err)), err)
+			}
+		})
+	}
+	_, err := g.Grade(context.Background(), refused, "I do not know. "+pad)
+	if err == nil || !strings.Contains(err.Error(), "mbpp_plus/refused") || !strings.Contains(err.Error(), "2 top-level for loops") || len(err.Error()) > 600 {
+		t.Fatalf("hidden tests refused after a 2 MiB answer: error of %d bytes: %.300v", len(fmt.Sprint(err)), err)
 	}
 }

@@ -20,7 +20,7 @@ const (
 	GraderChoice  = "choice-letter@1"    // MedQA/GPQA option letter
 	GraderInteger = "aime-integer@1"     // AIME integer as a decimal
 	GraderMath    = "math-equivalence@1" // MATH-Hard normalised string or fraction
-	GraderCode    = "mbpp-plus-pass1@2"  // MBPP+ hidden tests in the sandbox, judged apart from the candidate
+	GraderCode    = "mbpp-plus-pass1@3"  // MBPP+ hidden tests in the sandbox, judged apart from the candidate with EvalPlus's checks
 )
 
 // Score is the grade of one output. Every reward is binary (METHOD.md §6.2).
@@ -119,11 +119,12 @@ func (g *Graders) keptCode(ctx context.Context, t Task, output string) (Score, e
 	return v.(Score), err
 }
 
-// codeKey identifies a code grade by everything it reads: the output and the task's hidden
-// tests (the fields gradeCode reads, as the task file wrote them), each length-prefixed so that no two different inputs share a key.
+// codeKey identifies a code grade by everything it reads: the output, the task's hidden tests
+// (the fields gradeCode reads, as the task file wrote them) and its ids (which pick an EvalPlus
+// oracle), each length-prefixed so that no two different inputs share a key.
 func codeKey(t Task, output string) [sha256.Size]byte {
 	h := sha256.New()
-	for _, part := range []string{output, string(t.Extra["plus_test"]), string(t.Extra["test_list"]), string(t.Extra["test_imports"])} {
+	for _, part := range []string{output, string(t.Extra["plus_test"]), string(t.Extra["test_list"]), string(t.Extra["test_imports"]), t.SourceID, t.ID} {
 		_ = binary.Write(h, binary.LittleEndian, uint64(len(part)))
 		h.Write([]byte(part))
 	}

@@ -1,8 +1,8 @@
 # MBPP+ code extraction (METHOD.md §6.2; the release's curve_benchmarks and curve_tools), run in
 # the sandbox on an agent's output as data; nothing of the output is executed here. The Go grader
-# appends the request and reads one JSON line from standard output.
+# writes the request to request.json beside this program and reads the reply from reply.json
+# (files of the run, never cut as its output is: an output or hidden tests of many MiB fit).
 import ast
-import base64
 import builtins
 import json
 import re
@@ -324,10 +324,12 @@ def assigns(node, name):
 
 
 def split_tests(plus_test):
-    """The hidden tests as two programs' parts (code.go): the probe's setup (everything but the
-    expected results and the loop) and the expression that calls the entry point on inp; the
-    judge's setup (everything but the loop) and the loop with that expression replaced by the
-    value the probe recorded. A plus_test of another shape is refused, never run as it is."""
+    """The hidden tests as two programs' parts (code.go): the setup (everything but the loop), in
+    runs of statements each marked whether it assigns the expected results (the probe's setup
+    leaves those out, the judge's keeps all), the expression that calls the entry point on inp,
+    and the loop for the judge, with the dataset's assertion call replaced by the EvalPlus checks
+    (mbpp_judge.py) on the value the probe recorded, the expected value, the task's tolerance and
+    the input. A plus_test of another shape is refused, never run as it is."""
     tree = parse(plus_test)
     if tree is None:
         raise ValueError("plus_test does not parse")
@@ -344,19 +346,29 @@ def split_tests(plus_test):
                          % (TEST_LOOP_TARGET, TEST_LOOP_ITER))
     probe = call.args[0]
     if reads(probe) & {"exp", "results"}:
-        raise ValueError("plus_test's probe %r reads the expected result" % ast.unparse(probe))
-    others = [node for node in tree.body if node is not loop]
-    probe_setup = [node for node in others if not assigns(node, "results")]
-    if any("results" in reads(node) for node in probe_setup):
-        raise ValueError("plus_test reads results outside the test loop")
-    call.args[0] = ast.Call(func=ast.Name(id="__evosteer_output", ctx=ast.Load()),
-                            args=[ast.Name(id="i", ctx=ast.Load())], keywords=[])
-    return {"probe_setup": "\n".join(ast.unparse(node) for node in probe_setup), "probe": ast.unparse(probe),
-            "judge_setup": "\n".join(ast.unparse(node) for node in others), "judge_loop": ast.unparse(loop)}
+        raise ValueError("plus_test's probe %r reads the expected result" % ast.unparse(probe)[:200])
+    setup = []  # [source, assigns the results] runs in order
+    for node in tree.body:
+        if node is loop:
+            continue
+        expected = assigns(node, "results")
+        if not expected and "results" in reads(node):
+            raise ValueError("plus_test reads results outside the test loop")
+        if setup and setup[-1][1] == expected:
+            setup[-1][0].append(ast.unparse(node))
+        else:
+            setup.append([[ast.unparse(node)], expected])
+    call.func = ast.Name(id="__evosteer_check", ctx=ast.Load())
+    call.args = [ast.Call(func=ast.Name(id="__evosteer_output", ctx=ast.Load()),
+                          args=[ast.Name(id="i", ctx=ast.Load())], keywords=[]),
+                 call.args[1], call.args[2], ast.Name(id="inp", ctx=ast.Load())]
+    return {"setup": [{"code": "\n".join(lines), "expected": expected} for lines, expected in setup],
+            "probe": ast.unparse(probe), "loop": ast.unparse(loop)}
 
 
-def main(payload):
-    request = json.loads(base64.b64decode(payload).decode("utf-8"))
+def main(request_path="request.json", reply_path="reply.json"):
+    with open(request_path, encoding="utf-8") as request_file:
+        request = json.load(request_file)
     if request["mode"] == "grade":
         entry = entry_point(request["plus_test"], request["tests"])
         source = extract_code(request["output"], entry)
@@ -367,4 +379,5 @@ def main(payload):
             reply["tests_error"] = str(error)
     else:
         reply = {"program": tested_program(request["prompt"], request["output"], request["programs"])}
-    print(json.dumps(reply))
+    with open(reply_path, "w", encoding="ascii") as reply_file:
+        json.dump(reply, reply_file)

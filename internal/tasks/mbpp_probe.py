@@ -1,20 +1,19 @@
 # MBPP+ hidden tests, first half (code.go): run after the candidate program in the candidate's own
 # process, with the test inputs and no expected result. Everything here is in reach of the
 # candidate, so nothing here decides a verdict: it only calls the entry point on each input and
-# writes the values it returns, as data, to standard output. The judge, a separate process that
+# writes the values it returns, as data, one JSON line each, to a file of the run that the grader
+# reads back whole (what the program prints is not read). The judge, a separate process that
 # never runs candidate code, compares them with the expected results.
 
 
-def __evosteer_probe_all(probe, inputs, tag):
+def __evosteer_probe_all(probe, inputs, path):
     import json
     import os
-    import sys
 
-    out = os.dup(1)
-    sys.stdout = sys.stderr  # what the candidate prints while it runs stays out of the records
+    out = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
 
     def emit(record):
-        data = ("\n" + tag + json.dumps(record) + "\n").encode("utf-8")
+        data = (json.dumps(record) + "\n").encode("utf-8")
         while data:
             data = data[os.write(out, data):]
 
@@ -37,8 +36,11 @@ def __evosteer_encode(value, depth, seen):
     if depth > 200 or id(value) in seen:
         return {"o": "nested too deep"}
     numpy = __import__("sys").modules.get("numpy")
-    if numpy is not None and isinstance(value, numpy.generic):
-        return __evosteer_encode(value.item(), depth + 1, seen)
+    if numpy is not None and isinstance(value, numpy.generic):  # a numpy scalar keeps its type
+        item = value.item()
+        if value.dtype.kind not in "biufcUS" or isinstance(item, numpy.generic):
+            return {"o": "numpy " + value.dtype.str}
+        return {"n": [value.dtype.str, __evosteer_encode(item, depth + 1, seen)]}
     if numpy is not None and isinstance(value, numpy.ndarray):
         if value.dtype.kind not in "biufcUS":
             return {"o": "ndarray of " + value.dtype.str}
