@@ -121,6 +121,9 @@ Examples:
 			defer rr.Release()
 			opt := arrowfmt.Options{Format: format, MaxWidth: width, MaxRows: limit}
 			if outPath == "" {
+				// Standard output is the terminal, as for the table format and every error: csv
+				// shows control characters as escapes there; --out keeps the bytes.
+				opt.Terminal = true
 				return arrowfmt.Write(out, rr, opt)
 			}
 			// Written beside the target and renamed over it: a symbolic link at outPath is
