@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,6 +37,31 @@ func TestSQLTableEscapesControlCharacters(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("want %s in\n%s", want, out)
 		}
+	}
+}
+
+// TestSQLCSVEscapesControlCharactersOnTheTerminal: --format csv on standard output prints the
+// control characters of the queried text as escapes, as the table does; --out FILE keeps the
+// exact bytes.
+func TestSQLCSVEscapesControlCharactersOnTheTerminal(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "r")
+	if _, err := run(t, "", "init", "--run", dir, "--tasks", fixtureTasks); err != nil {
+		t.Fatal(err)
+	}
+	query := `SELECT 'hotpotqa/' || chr(0) || 'f1' AS task_id, chr(27) || '[2J' || chr(27) || '[31mred' || chr(13) || chr(7) AS output`
+	out, err := run(t, "", "sql", "--run", dir, "--format", "csv", query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "task_id,output\nhotpotqa/\\x00f1,\\x1b[2J\\x1b[31mred\\r\\a\n"; out != want {
+		t.Fatalf("printed %q, want %q", out, want)
+	}
+	file := filepath.Join(t.TempDir(), "out.csv")
+	if _, err := run(t, "", "sql", "--run", dir, "--format", "csv", "--out", file, query); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(file); err != nil || string(b) != "task_id,output\nhotpotqa/\x00f1,\"\x1b[2J\x1b[31mred\r\a\"\n" {
+		t.Fatalf("--out wrote %q %v, want the exact bytes", b, err)
 	}
 }
 

@@ -35,10 +35,14 @@ With --run given several times, the runs' files load into the same tables and ev
 a first column run_name (the folder's base name, or the path as given where two base names are
 the same), so one query compares runs. Tables must have the same schema version in every run.
 
-The query cannot change a run: once the tables are loaded, DuckDB's access to files and the
-network is switched off and its settings locked, so COPY ... TO, EXPORT DATABASE, ATTACH of a
-file, read_csv and the like, INSTALL and LOAD fail. Export results with --format csv or json,
-on standard output or into --out FILE, a file outside every queried run folder.
+The query cannot change a run, nor write any file: DuckDB's access to files and the network is
+switched off and its settings locked before the tables load, so COPY ... TO, EXPORT DATABASE,
+ATTACH of a file, read_csv and the like, INSTALL and LOAD fail, and only a reading statement
+(SELECT, FROM, WITH, DESCRIBE, SHOW, SUMMARIZE, EXPLAIN) runs. DuckDB does not spill to disk
+either: a query that needs more memory than it may use fails. Export results with --format csv
+or json, on standard output or into --out FILE, a file outside every queried run folder. On
+standard output the table and csv formats print control characters in the text (ESC, CR, ...)
+as escapes (\x1b, \r); --out FILE keeps the data byte for byte.
 
 Examples:
   evosteer sql --run runs/demo "SELECT step, source, avg(reward) FROM episodes GROUP BY ALL ORDER BY ALL"
@@ -85,6 +89,12 @@ Examples:
 				return err
 			}
 			defer db.Close()
+			// Sealed before anything loads, so that the database never has a file it may write:
+			// no temporary directory to spill the loaded tables into (DuckDB's default is .tmp in
+			// the working directory, which may be a link into a run), no file the query may open.
+			if err := db.Seal(ctx); err != nil {
+				return err
+			}
 			var loaded []duck.LoadedTable
 			if len(runs) == 1 {
 				loaded, err = db.LoadRun(ctx, runs[0], tables)
@@ -92,10 +102,6 @@ Examples:
 				loaded, err = db.LoadRuns(ctx, runs, duck.RunLabels(runs), tables)
 			}
 			if err != nil {
-				return err
-			}
-			// From here on the database can read and write no file: the query is the user's.
-			if err := db.Seal(ctx); err != nil {
 				return err
 			}
 			out := cmd.OutOrStdout()
@@ -115,6 +121,9 @@ Examples:
 			defer rr.Release()
 			opt := arrowfmt.Options{Format: format, MaxWidth: width, MaxRows: limit}
 			if outPath == "" {
+				// Standard output is the terminal, as for the table format and every error: csv
+				// shows control characters as escapes there; --out keeps the bytes.
+				opt.Terminal = true
 				return arrowfmt.Write(out, rr, opt)
 			}
 			// Written beside the target and renamed over it: a symbolic link at outPath is

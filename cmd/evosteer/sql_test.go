@@ -80,8 +80,10 @@ func TestSQLCannotChangeARun(t *testing.T) {
 			continue
 		}
 		msg := err.Error()
-		if !strings.Contains(msg, "disabled by configuration") && !strings.Contains(msg, "configuration has been locked") ||
-			!strings.Contains(msg, "--out FILE") {
+		// Refused by DuckDB's sealed file system and settings, or before that as a statement
+		// that does not read (ATTACH, SET).
+		if !strings.Contains(msg, "disabled by configuration") && !strings.Contains(msg, "configuration has been locked") &&
+			!strings.Contains(msg, "statement refused; only reading statements run") || !strings.Contains(msg, "--out FILE") {
 			t.Errorf("%s: error %v", attack, err)
 		}
 	}
@@ -147,6 +149,83 @@ func TestSQLRefusesAFolderThatIsNoRun(t *testing.T) {
 		_, err := run(t, "", "sql", "--run", dir, "SELECT 1")
 		if err == nil || !strings.Contains(err.Error(), "not a run folder (no run.yaml)") || !strings.Contains(err.Error(), dir) {
 			t.Errorf("sql --run %s: %v", dir, err)
+		}
+	}
+}
+
+// TestSQLWritesNoFileThroughTheTemporaryDirectory: DuckDB lets statements write into its
+// temporary directory (by default .tmp in the working directory) even with external access off.
+// evosteer sql gives it none: with .tmp a plain folder, or a link into a run's rollout folder,
+// no statement writes a file there or changes the run, and the run still loads afterwards.
+func TestSQLWritesNoFileThroughTheTemporaryDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "demo")
+	if _, err := run(t, "", "init", "--run", dir); err != nil {
+		t.Fatal(err)
+	}
+	r, err := rundir.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rollout := r.StageDir(1, "rollout")
+	lin := schema.Lineage{Run: "demo", Step: 1, Stage: "rollout", ConfigSHA256: r.Config.SHA256(), Inputs: map[string]string{}}
+	if err := schema.Episodes.WriteBatches(filepath.Join(rollout, "episodes.arrow"), lin); err != nil {
+		t.Fatal(err)
+	}
+	q := func(s string) string { return "'" + filepath.ToSlash(s) + "'" }
+	for _, linked := range []bool{false, true} {
+		cwd := t.TempDir()
+		t.Chdir(cwd)
+		tmp := filepath.Join(cwd, ".tmp")
+		if linked {
+			if err := os.Symlink(rollout, tmp); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := os.Mkdir(tmp, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		// tree does not follow the link; the run's tree covers what it points to.
+		watched := map[string]string{"the run": dir, "the working directory": cwd}
+		if linked {
+			delete(watched, "the working directory")
+		}
+		before := map[string]map[string]string{}
+		for name, root := range watched {
+			before[name] = tree(t, root)
+		}
+		for _, attack := range []string{
+			"COPY (SELECT 1) TO '.tmp/x.csv'",
+			"COPY (SELECT 1 AS x) TO '.tmp/episodes.arrow' (FORMAT csv)",
+			"COPY (SELECT 1) TO " + q(filepath.Join(tmp, "x.csv")),
+			"COPY (SELECT 1 AS x) TO " + q(filepath.Join(tmp, "episodes.arrow")) + " (FORMAT csv)",
+			"EXPLAIN ANALYZE COPY (SELECT 1) TO '.tmp/x.csv'",
+			"EXPORT DATABASE '.tmp/export'",
+			"SELECT * FROM read_text('.tmp/episodes.arrow')",
+		} {
+			if _, err := run(t, "", "sql", "--run", dir, attack); err == nil || !strings.Contains(err.Error(), "--out FILE") {
+				t.Errorf(".tmp linked %v: %s: %v, want a refusal", linked, attack, err)
+			}
+		}
+		// DuckDB has no temporary directory, and no directory at all that a statement may open.
+		want := "t,a,p\n,[],[]\n"
+		if out, err := run(t, "", "sql", "--run", dir, "--format", "csv", "SELECT current_setting('temp_directory') AS t, current_setting('allowed_directories') AS a, current_setting('allowed_paths') AS p"); err != nil || out != want {
+			t.Errorf(".tmp linked %v: settings %v %q, want %q", linked, err, out, want)
+		}
+		for name, root := range watched {
+			b, after := before[name], tree(t, root)
+			if len(after) != len(b) {
+				t.Errorf(".tmp linked %v: files of %s changed:\nbefore %v\nafter  %v", linked, name, b, after)
+			}
+			for k, v := range b {
+				if after[k] != v {
+					t.Errorf(".tmp linked %v: %s: %s changed", linked, name, k)
+				}
+			}
+		}
+		if ents, err := os.ReadDir(tmp); err != nil || len(ents) != map[bool]int{false: 0, true: 1}[linked] {
+			t.Errorf(".tmp linked %v: holds %v %v", linked, ents, err)
+		}
+		if out, err := run(t, "", "sql", "--run", dir, "--format", "csv", "SELECT count(*) AS n FROM episodes"); err != nil || out != "n\n0\n" {
+			t.Errorf(".tmp linked %v: the run no longer loads: %v %q", linked, err, out)
 		}
 	}
 }

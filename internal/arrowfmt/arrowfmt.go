@@ -21,6 +21,10 @@ type Options struct {
 	Format   string // table (default), csv or json
 	MaxWidth int    // table only: cut longer cells to this many characters (0 = no limit)
 	MaxRows  int    // stop after this many rows (0 = all)
+	// Terminal says the output is read on a terminal (standard output), not stored: csv then
+	// writes every cell and column name through Escape, as the table format always does, so
+	// text from outside prints no control character. False keeps the csv's data byte for byte.
+	Terminal bool
 }
 
 // Write renders every batch of rr to w.
@@ -164,10 +168,19 @@ func plural(n int) string {
 
 func writeCSV(w io.Writer, rr array.RecordReader, opt Options) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(header(rr)); err != nil {
+	write := cw.Write
+	if opt.Terminal {
+		write = func(cells []string) error {
+			for i := range cells {
+				cells[i] = Escape(cells[i])
+			}
+			return cw.Write(cells)
+		}
+	}
+	if err := write(header(rr)); err != nil {
 		return err
 	}
-	if _, err := rows(rr, opt.MaxRows, cw.Write); err != nil {
+	if _, err := rows(rr, opt.MaxRows, write); err != nil {
 		return err
 	}
 	cw.Flush()

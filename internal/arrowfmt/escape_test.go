@@ -69,3 +69,31 @@ func TestTableEscapesControlCharacters(t *testing.T) {
 		}
 	}
 }
+
+// TestCSVEscapesControlCharactersOnTheTerminal: csv for a terminal writes cells and column names
+// through Escape, like the table; csv for a file keeps every byte.
+func TestCSVEscapesControlCharactersOnTheTerminal(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{{Name: "output\x1b[2J", Type: arrow.BinaryTypes.String}}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	b.Field(0).(*array.StringBuilder).Append("\x1b[2J\x1b[31mred\r\a")
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	for terminal, want := range map[bool]string{
+		true:  "output\\x1b[2J\n\\x1b[2J\\x1b[31mred\\r\\a\n",
+		false: "output\x1b[2J\n\"\x1b[2J\x1b[31mred\r\a\"\n",
+	} {
+		rr, err := array.NewRecordReader(schema, []arrow.RecordBatch{rec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := Write(&buf, rr, Options{Format: "csv", Terminal: terminal}); err != nil {
+			t.Fatal(err)
+		}
+		rr.Release()
+		if buf.String() != want {
+			t.Errorf("terminal %v: %q, want %q", terminal, buf.String(), want)
+		}
+	}
+}

@@ -6,7 +6,9 @@
 // as tables (LoadTable, AppendTable), runs SQL with named parameters — ad hoc
 // (Query, Exec) or embedded from the sql/ folder (RunFile) — and returns the
 // results as Arrow record readers. Seal cuts a database off from the file
-// system for good, before it runs SQL the program did not write (evosteer sql).
+// system for good (no directory it may open, no spilling to disk, reading
+// statements only in Query), before it runs SQL the program did not write
+// (evosteer sql).
 //
 // Rules:
 //   - Parameters are named ($name) and passed as a map. The names the SQL uses

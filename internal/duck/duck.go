@@ -52,26 +52,79 @@ func Open(ctx context.Context) (*DB, error) {
 	return &DB{connector: connector, conn: conn, arrow: ar}, nil
 }
 
-// Seal cuts the database off from the file system and the network for the rest of its life:
-// DuckDB's external access is switched off (COPY ... TO, EXPORT DATABASE, ATTACH of a file,
-// read_csv and its kind, INSTALL and LOAD fail with a permission error) and its configuration is
-// locked, so no later statement can switch access back on or point temp_directory or
-// profiling_output somewhere. Loaded tables, and Arrow readers loaded afterwards, still work.
-// Call it before running SQL that the program did not write.
+// Seal cuts the database off from the file system and the network for the rest of its life, so
+// that no statement can write (or read) a file anywhere: DuckDB's external access is switched
+// off (COPY ... TO, EXPORT DATABASE, ATTACH of a file, read_csv and its kind, INSTALL and LOAD
+// fail with a permission error), and its configuration is locked, so no later statement can
+// switch access back on or point temp_directory or profiling_output somewhere. Query on a sealed
+// database also refuses, before running it, every statement that is not a reading one (see
+// readingStatement). Loaded tables, and Arrow readers loaded afterwards, still work. Call it
+// before running SQL that the program did not write, best right after Open: a sealed database
+// never spills to disk, so a query that needs more than DuckDB's memory_limit fails with an
+// out-of-memory error instead of writing temporary files.
+//
+// External access off does not mean "no file": DuckDB still lets every statement open the files
+// under allowed_directories and allowed_paths, and when external access goes off it adds the
+// temp_directory (by default .tmp in the working directory, which may be a link into a run) to
+// allowed_directories, so COPY ... TO '.tmp/x' wrote there. A private temporary directory made
+// by the program would not help: whatever directory DuckDB may spill to is one any statement may
+// write to (COPY, EXPORT DATABASE, EXPLAIN ANALYZE COPY), its path is readable through
+// current_setting('temp_directory'), and DuckDB has no spill-only permission
+// (disabled_filesystems = 'LocalFileSystem' stops spilling too). So spilling is switched off
+// (temp_directory empty, before external access goes off, so nothing is added), both lists are
+// emptied, the local file system is disabled as a second wall, and the settings are read back:
+// Seal fails unless they hold.
 func (db *DB) Seal(ctx context.Context) error {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if db.closed {
 		return errClosed
 	}
-	if err := db.execRaw(ctx, "SET enable_external_access = false"); err != nil {
-		return fmt.Errorf("duckdb: disable external access: %w", err)
+	for _, step := range []struct{ what, sql string }{
+		{"switch off spilling to disk", "SET temp_directory = ''"},
+		{"empty allowed_directories", "SET allowed_directories = []"},
+		{"empty allowed_paths", "SET allowed_paths = []"},
+		{"disable the local file system", "SET disabled_filesystems = 'LocalFileSystem'"},
+		{"disable external access", "SET enable_external_access = false"},
+		{"lock the configuration", "SET lock_configuration = true"},
+	} {
+		if err := db.execRaw(ctx, step.sql); err != nil {
+			return fmt.Errorf("duckdb: %s: %w", step.what, err)
+		}
 	}
-	if err := db.execRaw(ctx, "SET lock_configuration = true"); err != nil {
-		return fmt.Errorf("duckdb: lock the configuration: %w", err)
+	// (current_setting('disabled_filesystems') reads back empty even when it holds.)
+	rows, err := db.queryRows(ctx, `SELECT current_setting('temp_directory')::VARCHAR, current_setting('allowed_directories')::VARCHAR,
+		current_setting('allowed_paths')::VARCHAR, current_setting('enable_external_access')::VARCHAR,
+		current_setting('lock_configuration')::VARCHAR`)
+	if err != nil {
+		return fmt.Errorf("duckdb: read the sealed settings back: %w", err)
+	}
+	want := []string{"", "[]", "[]", "false", "true"}
+	if len(rows) != 1 || fmt.Sprintf("%q", rows[0]) != fmt.Sprintf("%q", want) {
+		return fmt.Errorf("duckdb: the database did not seal: temp_directory, allowed_directories, allowed_paths, enable_external_access and lock_configuration are %q, want %q", rows, want)
 	}
 	db.sealed = true
 	return nil
+}
+
+// readingStatement reports whether a sealed database's Query runs a statement of type t: a
+// reading statement (SELECT, FROM, WITH, VALUES, DESCRIBE, SHOW, SUMMARIZE and PRAGMA table_info,
+// which DuckDB turns into a SELECT; EXPLAIN). Everything else is refused before it runs: COPY,
+// EXPORT, ATTACH and DETACH, INSTALL and LOAD, SET, CALL (CHECKPOINT is one), PRAGMA, and the
+// statements that change tables. This list is an allow-list, so a kind of statement DuckDB adds
+// later is refused too. It does not carry the promise alone: EXPLAIN ANALYZE runs the statement
+// it explains, and that meets the sealed file system.
+func readingStatement(t duckdb.StmtType) bool {
+	return t == duckdb.STATEMENT_TYPE_SELECT || t == duckdb.STATEMENT_TYPE_EXPLAIN
+}
+
+// statementNames names the statement types a sealed database refuses most often.
+var statementNames = map[duckdb.StmtType]string{
+	duckdb.STATEMENT_TYPE_COPY: "COPY", duckdb.STATEMENT_TYPE_EXPORT: "EXPORT", duckdb.STATEMENT_TYPE_ATTACH: "ATTACH",
+	duckdb.STATEMENT_TYPE_DETACH: "DETACH", duckdb.STATEMENT_TYPE_LOAD: "INSTALL or LOAD", duckdb.STATEMENT_TYPE_SET: "SET",
+	duckdb.STATEMENT_TYPE_CALL: "CALL", duckdb.STATEMENT_TYPE_PRAGMA: "PRAGMA",
+	duckdb.STATEMENT_TYPE_INSERT: "INSERT", duckdb.STATEMENT_TYPE_UPDATE: "UPDATE", duckdb.STATEMENT_TYPE_DELETE: "DELETE",
+	duckdb.STATEMENT_TYPE_CREATE: "CREATE", duckdb.STATEMENT_TYPE_DROP: "DROP", duckdb.STATEMENT_TYPE_ALTER: "ALTER",
 }
 
 // Close closes the connection and the database. Release every reader first.
@@ -150,6 +203,11 @@ func (db *DB) query(ctx context.Context, query string, params map[string]any) (a
 		}
 		return nil, err
 	}
+	if db.sealed {
+		if err := refuseWriting(st); err != nil {
+			return nil, errors.Join(err, st.Close())
+		}
+	}
 	args, err := bindArgs(st, params)
 	if cerr := st.Close(); err == nil && cerr != nil {
 		err = cerr
@@ -162,6 +220,26 @@ func (db *DB) query(ctx context.Context, query string, params map[string]any) (a
 		anyArgs[i] = a
 	}
 	return db.arrow.QueryContext(ctx, query, anyArgs...)
+}
+
+// refuseWriting returns an ErrSealed error unless the prepared statement is a reading one.
+func refuseWriting(st driver.Stmt) error {
+	ds, ok := st.(*duckdb.Stmt)
+	if !ok {
+		return fmt.Errorf("%w: cannot tell the kind of statement (driver statement %T)", ErrSealed, st)
+	}
+	t, err := ds.StatementType()
+	if err != nil {
+		return err
+	}
+	if readingStatement(t) {
+		return nil
+	}
+	name, ok := statementNames[t]
+	if !ok {
+		name = fmt.Sprintf("this kind of (DuckDB statement type %d)", t)
+	}
+	return fmt.Errorf("%w: %s statement refused; only reading statements run (SELECT, FROM, WITH, DESCRIBE, SHOW, SUMMARIZE, EXPLAIN)", ErrSealed, name)
 }
 
 // exec runs query with the connection lock held.

@@ -538,3 +538,87 @@ func TestSealCutsFileAccess(t *testing.T) {
 		t.Fatalf("load after Seal: %v", err)
 	}
 }
+
+// TestSealLeavesNoDirectoryToWrite: DuckDB lets statements open files under its temporary
+// directory (.tmp in the working directory by default) even with external access off, and spills
+// a big query there. A sealed database has none: a COPY into .tmp, by a relative or an absolute
+// path, is refused, and a query beyond memory_limit fails instead of spilling; no file appears.
+func TestSealLeavesNoDirectoryToWrite(t *testing.T) {
+	ctx := context.Background()
+	cwd := t.TempDir()
+	t.Chdir(cwd)
+	tmp := filepath.Join(cwd, ".tmp")
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	db := openTest(t)
+	if err := db.Exec(ctx, "SET memory_limit = '32MB'", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Seal(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"COPY (SELECT 1) TO '.tmp/x.csv'",
+		"COPY (SELECT 1) TO '" + filepath.ToSlash(filepath.Join(tmp, "x.csv")) + "'",
+		"EXPORT DATABASE '.tmp/export'",
+	} {
+		if err := db.Exec(ctx, q, nil); !errors.Is(err, ErrSealed) {
+			t.Errorf("%s: %v, want ErrSealed", q, err)
+		}
+	}
+	got := query(t, db, "SELECT current_setting('temp_directory') AS t, current_setting('allowed_directories')::VARCHAR AS a", nil)
+	if got[0][0] != "" || got[1][0] != "[]" {
+		t.Errorf("temp_directory, allowed_directories: %q", got)
+	}
+	rr, err := db.Query(ctx, "SELECT count(*) FROM (SELECT random() AS x, range AS r FROM range(5000000) ORDER BY x)", nil)
+	if err == nil {
+		rr.Release()
+		t.Error("a query beyond memory_limit ran (so it spilled to disk)")
+	} else if !strings.Contains(err.Error(), "Out of Memory") {
+		t.Errorf("a query beyond memory_limit: %v", err)
+	}
+	for _, d := range []string{cwd, tmp} {
+		if ents, _ := os.ReadDir(d); len(ents) != map[string]int{cwd: 1, tmp: 0}[d] {
+			t.Errorf("%s holds %v", d, ents)
+		}
+	}
+}
+
+// TestSealedQueryRunsReadingStatementsOnly: on a sealed database Query refuses, before running
+// it, every statement that does not read (ErrSealed, naming its kind), and runs the reading ones.
+func TestSealedQueryRunsReadingStatementsOnly(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	if err := db.Seal(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Exec(ctx, "CREATE TEMP TABLE t AS SELECT 1 AS x", nil); err != nil {
+		t.Fatal(err)
+	}
+	for q, kind := range map[string]string{
+		"ATTACH ':memory:' AS m": "ATTACH", "DETACH m": "DETACH", "SET threads = 1": "SET", "SET VARIABLE v = 1": "SET",
+		"CHECKPOINT": "CALL", "CALL pragma_table_info('t')": "CALL", "INSTALL httpfs": "INSTALL or LOAD", "LOAD httpfs": "INSTALL or LOAD",
+		"INSERT INTO t VALUES (2)": "INSERT", "UPDATE t SET x = 3": "UPDATE", "DELETE FROM t": "DELETE",
+		"CREATE TABLE u AS SELECT 1": "CREATE", "DROP TABLE t": "DROP", "ALTER TABLE t ADD COLUMN y INT": "ALTER",
+	} {
+		rr, err := db.Query(ctx, q, nil)
+		if err == nil {
+			rr.Release()
+		}
+		if !errors.Is(err, ErrSealed) || !strings.Contains(err.Error(), kind+" statement refused") {
+			t.Errorf("%s: %v, want ErrSealed naming %s", q, err, kind)
+		}
+	}
+	for _, q := range []string{"SELECT x FROM t", "FROM t", "WITH a AS (SELECT 1) SELECT * FROM a", "VALUES (1)", "DESCRIBE t", "SHOW TABLES", "SUMMARIZE t", "PRAGMA table_info('t')", "EXPLAIN SELECT * FROM t"} {
+		rr, err := db.Query(ctx, q, nil)
+		if err != nil {
+			t.Errorf("%s: %v", q, err)
+			continue
+		}
+		rr.Release()
+	}
+	if got := query(t, db, "SELECT count(*) FROM t", nil); got[0][0] != int64(1) {
+		t.Errorf("t changed: %v", got)
+	}
+}
