@@ -41,8 +41,9 @@ ATTACH of a file, read_csv and the like, INSTALL and LOAD fail, and only a readi
 (SELECT, FROM, WITH, DESCRIBE, SHOW, SUMMARIZE, EXPLAIN) runs. DuckDB does not spill to disk
 either: a query that needs more memory than it may use fails. Export results with --format csv
 or json, on standard output or into --out FILE, a file outside every queried run folder. On
-standard output the table and csv formats print control characters in the text (ESC, CR, ...)
-as escapes (\x1b, \r); --out FILE keeps the data byte for byte.
+standard output every format prints control characters in the text (ESC, CR, DEL, ...) as
+escapes (\x1b, \r in a table or csv; \u001b, \u007f in json); --out FILE keeps the data byte
+for byte.
 
 Examples:
   evosteer sql --run runs/demo "SELECT step, source, avg(reward) FROM episodes GROUP BY ALL ORDER BY ALL"
@@ -122,7 +123,7 @@ Examples:
 			opt := arrowfmt.Options{Format: format, MaxWidth: width, MaxRows: limit}
 			if outPath == "" {
 				// Standard output is the terminal, as for the table format and every error: csv
-				// shows control characters as escapes there; --out keeps the bytes.
+				// and json show control characters as escapes there; --out keeps the bytes.
 				opt.Terminal = true
 				return arrowfmt.Write(out, rr, opt)
 			}

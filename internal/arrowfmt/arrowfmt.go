@@ -2,11 +2,13 @@ package arrowfmt
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -22,8 +24,10 @@ type Options struct {
 	MaxWidth int    // table only: cut longer cells to this many characters (0 = no limit)
 	MaxRows  int    // stop after this many rows (0 = all)
 	// Terminal says the output is read on a terminal (standard output), not stored: csv then
-	// writes every cell and column name through Escape, as the table format always does, so
-	// text from outside prints no control character. False keeps the csv's data byte for byte.
+	// writes every cell and column name through Escape, as the table format always does, and
+	// json writes DEL and the C1 controls as \u escapes too (encoding/json escapes only those
+	// below U+0020), so text from outside prints no control character. False keeps the data
+	// byte for byte.
 	Terminal bool
 }
 
@@ -194,6 +198,9 @@ func writeJSON(w io.Writer, rr array.RecordReader, opt Options) error {
 	keys := make([][]byte, len(names))
 	for i, n := range names {
 		keys[i], _ = json.Marshal(n)
+		if opt.Terminal {
+			keys[i] = escapeJSONControls(keys[i])
+		}
 	}
 	bw.WriteString("[")
 	n := 0
@@ -211,6 +218,9 @@ func writeJSON(w io.Writer, rr array.RecordReader, opt Options) error {
 				v, err := json.Marshal(rec.Column(c).GetOneForMarshal(i))
 				if err != nil {
 					return fmt.Errorf("column %q row %d: %w", names[c], n, err)
+				}
+				if opt.Terminal {
+					v = escapeJSONControls(v)
 				}
 				if c > 0 {
 					bw.WriteString(", ")
@@ -231,4 +241,25 @@ func writeJSON(w io.Writer, rr array.RecordReader, opt Options) error {
 	}
 	bw.WriteString("]\n")
 	return bw.Flush()
+}
+
+// escapeJSONControls rewrites the control characters json.Marshal leaves as they are (DEL and
+// U+0080–U+009F, which some terminals read as commands) as \u escapes. Outside its strings
+// json.Marshal writes only ASCII punctuation, digits and letters, so every such rune is inside a
+// string, where the escape stands for the same character.
+func escapeJSONControls(b []byte) []byte {
+	if !bytes.ContainsFunc(b, unicode.IsControl) {
+		return b
+	}
+	var out bytes.Buffer
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		if unicode.IsControl(r) && r >= 0x7f {
+			fmt.Fprintf(&out, `\u%04x`, r)
+		} else {
+			out.Write(b[:n])
+		}
+		b = b[n:]
+	}
+	return out.Bytes()
 }

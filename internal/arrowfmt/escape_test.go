@@ -2,6 +2,7 @@ package arrowfmt
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -94,6 +95,42 @@ func TestCSVEscapesControlCharactersOnTheTerminal(t *testing.T) {
 		rr.Release()
 		if buf.String() != want {
 			t.Errorf("terminal %v: %q, want %q", terminal, buf.String(), want)
+		}
+	}
+}
+
+// TestJSONEscapesControlCharactersOnTheTerminal: json for a terminal writes DEL and the C1
+// controls (U+009B is CSI on terminals that read them) as \u escapes, which encoding/json leaves
+// as they are, and still parses back to the same text; json for a file keeps every byte.
+func TestJSONEscapesControlCharactersOnTheTerminal(t *testing.T) {
+	text := "a\x7fb\u009b2Jc\x1b[31m\u00e9"
+	schema := arrow.NewSchema([]arrow.Field{{Name: "k\u009b", Type: arrow.BinaryTypes.String}}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	b.Field(0).(*array.StringBuilder).Append(text)
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	for _, terminal := range []bool{true, false} {
+		rr, err := array.NewRecordReader(schema, []arrow.RecordBatch{rec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := Write(&buf, rr, Options{Format: "json", Terminal: terminal}); err != nil {
+			t.Fatal(err)
+		}
+		rr.Release()
+		out := buf.String()
+		raw := strings.ContainsFunc(out, func(r rune) bool { return r == 0x7f || r >= 0x80 && r <= 0x9f })
+		if raw == terminal {
+			t.Errorf("terminal %v: raw DEL or C1 control present = %v in %q", terminal, raw, out)
+		}
+		if terminal && !strings.Contains(out, `a\u007fb\u009b2Jc\u001b[31m`+"\u00e9") {
+			t.Errorf("terminal: %q lacks the escapes", out)
+		}
+		var rows []map[string]string
+		if err := json.Unmarshal(buf.Bytes(), &rows); err != nil || len(rows) != 1 || rows[0]["k\u009b"] != text {
+			t.Errorf("terminal %v: %q does not parse back to the text: %v %v", terminal, out, rows, err)
 		}
 	}
 }
