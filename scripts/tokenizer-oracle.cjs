@@ -2,7 +2,9 @@
 // installed in DIR by scripts/tokenizer-fixtures.sh) as the oracle of internal/tokenizer's tests.
 // IN is JSON {"tokenizer": path (default Qwen3's in DIR), "encode": [text], "decode": [[id]],
 // "skip_special": bool, "bench": {"texts": [text], "rounds": n}}; OUT gets {"encode": [[id]],
-// "decode": [text], "bench": {"tokens": n, "seconds": s}, "version": v}. Encoding adds no
+// "decode": [text], "bench": {"tokens": n, "seconds": s, "batch_seconds": s}, "version": v}: seconds
+// one encode call after another, batch_seconds one encodeBatch call per round (the caller sets
+// RAYON_NUM_THREADS=1 for one thread). Encoding adds no
 // post-processor tokens (addSpecialTokens false; Qwen3's ByteLevel post-processor adds none).
 'use strict';
 const fs = require('fs');
@@ -34,7 +36,10 @@ async function main() {
     for (let r = 0; r < rounds; r++) {
       for (const t of texts) tokens += (await tok.encode(t, undefined, opts)).getIds().length;
     }
-    out.bench = { tokens, seconds: Number(process.hrtime.bigint() - t0) / 1e9 };
+    const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+    const t1 = process.hrtime.bigint();
+    for (let r = 0; r < rounds; r++) await tok.encodeBatch(texts, opts);
+    out.bench = { tokens, seconds, batch_seconds: Number(process.hrtime.bigint() - t1) / 1e9 };
   }
   fs.writeFileSync(outPath, JSON.stringify(out));
 }

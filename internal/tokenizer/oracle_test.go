@@ -1,7 +1,10 @@
 package tokenizer_test
 
 import (
+	"encoding/json"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -122,5 +125,46 @@ func TestQwen3Config(t *testing.T) {
 	}
 	if _, err := tok.Decode([]int{tok.VocabSize()}, false); err == nil {
 		t.Error("an id past the vocab decodes")
+	}
+}
+
+// TestTinyAgreesWithTheOracle: the tiny tokenizer of TestTinyTokenizer (its added tokens strip,
+// match single words only, or match after normalization) encodes the corpus as the Hugging Face
+// library does.
+func TestTinyAgreesWithTheOracle(t *testing.T) {
+	o := tokenizertest.Open(t)
+	doc := tiny()
+	data, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "tiny.json")
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := tokenizer.Load(file, tokenizer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := []string{"x  <x>\t y", "<x><x>", " <x> <x> ", "a<w>", " <w> ", "<w><w>", "<w>a", "é<w>", "<w>\u0301", "<|end|> <x> <w>"}
+	for _, text := range corpus(1000) {
+		texts = append(texts, strings.NewReplacer("<|im_end|>", "<|end|>", "<think>", "<x>", "</think>", " <w> ").Replace(text))
+	}
+	reply := o.Run(t, tokenizertest.Request{Tokenizer: file, Encode: texts})
+	agree := 0
+	for i, text := range texts {
+		got, err := tok.Encode(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.Equal(got, reply.Encode[i]) {
+			agree++
+		} else if agree+5 > i {
+			t.Errorf("%q:\n got %v\nwant %v", text, got, reply.Encode[i])
+		}
+	}
+	t.Logf("tiny tokenizer: %d of %d strings agree with the oracle", agree, len(texts))
+	if agree != len(texts) {
+		t.Errorf("%d of %d strings disagree with the oracle", len(texts)-agree, len(texts))
 	}
 }

@@ -10,6 +10,8 @@ package tokenizertest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,27 +33,48 @@ type Oracle struct {
 // environment that holds no fixtures fails t instead.
 func Open(t testing.TB) *Oracle {
 	t.Helper()
-	root, err := moduleRoot()
+	o, err := Find()
 	if err != nil {
+		var absent *Absent
+		if errors.As(err, &absent) && !absent.Named {
+			t.Skipf("no oracle: %v", err)
+		}
 		t.Fatal(err)
 	}
+	return o
+}
+
+// Absent says what of the oracle is missing.
+type Absent struct {
+	What  string
+	Named bool // the folder is the one the environment names
+}
+
+func (a *Absent) Error() string {
+	return fmt.Sprintf("%s (install: %s, or set %s to the folder)", a.What, install, Env)
+}
+
+// Find finds the oracle; an *Absent error says what is missing.
+func Find() (*Oracle, error) {
+	root, err := moduleRoot()
+	if err != nil {
+		return nil, err
+	}
 	dir, named := os.LookupEnv(Env)
-	if !named || dir == "" {
+	named = named && dir != ""
+	if !named {
 		dir = filepath.Join(root, ".cache", "tokenizer-fixtures")
 	}
 	o := &Oracle{Dir: dir, script: filepath.Join(root, "scripts", "tokenizer-oracle.cjs")}
 	if _, err := exec.LookPath("node"); err != nil {
-		t.Skipf("no oracle: node is not on PATH (install node and npm, then %s)", install)
+		return nil, &Absent{What: "node is not on PATH"}
 	}
 	for _, f := range []string{filepath.Join(dir, "node_modules", "tokenizers", "package.json"), o.Qwen3JSON(), o.Qwen3Config()} {
 		if _, err := os.Stat(f); err != nil {
-			if named {
-				t.Fatalf("%s=%s holds no tokenizer fixtures (%v): %s", Env, dir, err, install)
-			}
-			t.Skipf("no oracle: %s is missing (%s, or set %s)", f, install, Env)
+			return nil, &Absent{What: f + " is missing", Named: named}
 		}
 	}
-	return o
+	return o, nil
 }
 
 // Qwen3JSON is Qwen3's tokenizer.json.
@@ -85,8 +108,10 @@ type Reply struct {
 	Encode  [][]int  `json:"encode"`
 	Decode  []string `json:"decode"`
 	Bench   *struct {
-		Tokens  int     `json:"tokens"`
-		Seconds float64 `json:"seconds"`
+		Tokens       int     `json:"tokens"`
+		Seconds      float64 `json:"seconds"`       // one encode call after another
+		BatchSeconds float64 `json:"batch_seconds"` // one encodeBatch call per round, one thread
+
 	} `json:"bench"`
 }
 
