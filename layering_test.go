@@ -55,8 +55,9 @@ type forbid struct {
 }
 
 // testOnly are the packages of test fixtures, which only tests may import (and cmd/fake-engine,
-// which serves the fake engine for `make served-demo`).
-var testOnly = []string{"internal/runtest", "internal/executor/scoring/fakeengine"}
+// which serves the fake engine for `make served-demo`); internal/tokenizer/tokenizertest runs the
+// tokenizer's oracle.
+var testOnly = []string{"internal/runtest", "internal/executor/scoring/fakeengine", "internal/tokenizer/tokenizertest"}
 
 // forbidden are the doc.go rules about imports, and those of issue 18 (leaves).
 var forbidden = []forbid{
@@ -88,7 +89,7 @@ var forbidden = []forbid{
 }
 
 // leaves import no other project package (their doc.go files say so).
-var leaves = []string{"internal/textrules", "internal/sandbox", "internal/atomicfile", "internal/paper", "internal/figure", "internal/actiontrie", "internal/cpuslot"}
+var leaves = []string{"internal/textrules", "internal/sandbox", "internal/atomicfile", "internal/paper", "internal/figure", "internal/actiontrie", "internal/cpuslot", "internal/tokenizer"}
 
 // schemaMayImport is what schema imports of the project (schema/doc.go).
 var schemaMayImport = []string{"internal/atomicfile"}
@@ -107,7 +108,7 @@ const (
 var floors = map[int][]string{
 	0: {".", "schema", "sql", "internal/layout", "internal/atomicfile", "internal/seed", "internal/sandbox",
 		"internal/textrules", "internal/redact", "internal/stats", "internal/arrowfmt", "internal/executor/search", "internal/paper", "internal/figure",
-		"internal/actiontrie", "internal/cpuslot"},
+		"internal/actiontrie", "internal/cpuslot", "internal/tokenizer"},
 	1: {"internal/config", "internal/tasks", "internal/executor", "internal/orchestra", "internal/policy", "internal/sim",
 		"internal/rundir", "internal/duck", "internal/skills", "internal/probetable", "internal/doctor"},
 	2: {"gpu"},

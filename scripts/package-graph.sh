@@ -19,7 +19,7 @@ function layer(s) {
 	if (s ~ /^stages\//) return "stages"
 	if (s == "internal/episode" || s == "internal/learner" || s == "internal/exact" || s == "internal/paradigms" || s == "internal/calibrate" || s == "internal/runtest") return "play"
 	if (s == "gpu") return "learning"
-	if (s == "schema" || s == "sql" || s == "." || s == "internal/atomicfile" || s == "internal/seed" || s == "internal/layout" || s == "internal/sandbox" || s == "internal/textrules" || s == "internal/stats" || s == "internal/arrowfmt" || s == "internal/redact" || s == "internal/executor/search" || s == "internal/paper" || s == "internal/figure") return "foundation"
+	if (s == "schema" || s == "sql" || s == "." || s == "internal/atomicfile" || s == "internal/seed" || s == "internal/layout" || s == "internal/sandbox" || s == "internal/textrules" || s == "internal/stats" || s == "internal/arrowfmt" || s == "internal/redact" || s == "internal/executor/search" || s == "internal/paper" || s == "internal/figure" || s ~ /^internal\/tokenizer/) return "foundation"
 	return "domain"
 }
 index($1, mod) == 1 {
