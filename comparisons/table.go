@@ -49,9 +49,12 @@ type score struct {
 
 // study is what the tables are made of: per row key (variant for the trained policy, policy name
 // for ρ and the paradigms of the full runs) and benchmark (or avg_iid, avg_ood), the seeds'
-// scores; per variant its update cost; and the β study's rows.
+// scores; per variant its update cost; and the β study's rows. na holds the cells the full
+// method's evaluations could not fill, with the reason (evaluate.ReadUnavailable): the table
+// prints "n/a: why" there.
 type study struct {
 	cells     map[[2]string][]score
+	na        map[[2]string]string
 	cost      map[string]*cost
 	betas     []betaRow
 	iid, ood  []string
@@ -113,7 +116,7 @@ func load(ctx context.Context, studyDir string, runDirs []string) (*study, error
 		return nil, err
 	}
 	cfg := first.Config
-	s := &study{cells: map[[2]string][]score{}, cost: map[string]*cost{}, iid: cfg.Families,
+	s := &study{cells: map[[2]string][]score{}, na: map[[2]string]string{}, cost: map[string]*cost{}, iid: cfg.Families,
 		steps: cfg.Steps, testTasks: cfg.Tasks.TestPerFamily}
 	// OOD benchmarks in the order of their IID task types, as in the paper's tables.
 	for _, f := range cfg.Families {
@@ -202,7 +205,59 @@ func load(ctx context.Context, studyDir string, runDirs []string) (*study, error
 	if s.betas, err = loadBetas(ctx, db, runDirs, runLabels); err != nil {
 		return nil, err
 	}
+	if err := s.loadUnavailable(runDirs); err != nil {
+		return nil, err
+	}
 	return s, nil
+}
+
+// loadUnavailable reads, from the full method's runs, the cells their evaluation could not fill
+// and why (searched_workflow on a benchmark whose task type has no training task).
+func (s *study) loadUnavailable(runDirs []string) error {
+	for _, d := range runDirs {
+		if variantOf(filepath.Base(d)) != Full {
+			continue
+		}
+		r, err := rundir.Open(d)
+		if err != nil {
+			return err
+		}
+		na, err := evaluate.ReadUnavailable(r)
+		if err != nil {
+			return err
+		}
+		for policy, benchmarks := range na {
+			for bm, why := range benchmarks {
+				s.na[[2]string{policy, bm}] = why
+			}
+		}
+	}
+	return nil
+}
+
+// unavailableIn is the benchmarks of a block that key's row cannot be computed on; its block
+// average, and every difference from it, is then not computed either.
+func (s *study) unavailableIn(key, block string) []string {
+	benchmarks := s.iid
+	if block == "ood" {
+		benchmarks = s.ood
+	}
+	var out []string
+	for _, bm := range benchmarks {
+		if s.na[[2]string{key, bm}] != "" {
+			out = append(out, bm)
+		}
+	}
+	return out
+}
+
+// naAvg is the cell of a block average (or a difference of one) over an n/a benchmark, "" when
+// every benchmark of the block has a score.
+func (s *study) naAvg(key, block string) string {
+	if bms := s.unavailableIn(key, block); len(bms) > 0 {
+		return "n/a: no " + strings.Join(bms, ", ") + " score"
+	}
+	return ""
 }
 
 // loadBetas runs comparison_beta.sql over the β study's runs — those that evaluate ρ: the full
@@ -337,6 +392,9 @@ func (s *study) paired(key, benchmark string) (float64, float64, bool) {
 }
 
 func (s *study) cell(key, benchmark string) string {
+	if why := s.na[[2]string{key, benchmark}]; why != "" {
+		return "n/a: " + why
+	}
 	xs := s.cells[[2]string{key, benchmark}]
 	if len(xs) == 0 {
 		return "—"
@@ -356,6 +414,9 @@ func diffCell(m, sd float64) string { return fmt.Sprintf("%+.2f ± %.2f", round2
 func round2(x float64) float64 { return math.Round(x*100)/100 + 0 }
 
 func (s *study) avgCell(key, block string) string {
+	if na := s.naAvg(key, block); na != "" {
+		return na
+	}
 	xs := s.cells[[2]string{key, "avg_" + block}]
 	if len(xs) == 0 {
 		return "—"
@@ -367,6 +428,9 @@ func (s *study) avgCell(key, block string) string {
 func (s *study) deltaCell(key, block string) string {
 	if key == Full {
 		return "0"
+	}
+	if na := s.naAvg(key, block); na != "" {
+		return na
 	}
 	m, sd, ok := s.paired(key, "avg_"+block)
 	if !ok {
@@ -386,6 +450,9 @@ func (s *study) paperCell(key, block string) string {
 
 // paperDelta is the simulated block average (mean over seeds) minus the paper's.
 func (s *study) paperDelta(key, block string) string {
+	if na := s.naAvg(key, block); na != "" {
+		return na
+	}
 	p, ok := paper.Average(key, block)
 	xs := s.cells[[2]string{key, "avg_" + block}]
 	if !ok || len(xs) == 0 {
@@ -405,12 +472,15 @@ func (s *study) table2() string {
 	b.WriteString("# Component ablation and paradigm comparison (paper Table 2, simulated)\n\n")
 	b.WriteString(s.caption())
 	b.WriteString("Paper: the row's block average in the paper's Table 2, and the simulated average minus it (the baseline rows are what the world is calibrated to; the method's rows are the world's predictions).\n\n")
+	if len(s.na) > 0 {
+		b.WriteString("n/a: a cell this study cannot compute, with the reason (e.g. the searched workflow on a benchmark whose task type has no training task to search a workflow on, such as one a pilot left out of the training pool); a block average over such a benchmark, and its differences, are n/a too.\n\n")
+	}
 	header := append(append(append([]string{"Variant"}, s.iid...), s.ood...), "IID avg", "OOD avg", "Δ IID vs full", "Δ OOD vs full",
 		"paper IID", "paper OOD", "Δ IID vs paper", "Δ OOD vs paper")
 	writeHeader(&b, header)
 	benchmarks := append(append([]string{}, s.iid...), s.ood...)
 	row := func(key string) string {
-		if !slices.ContainsFunc(benchmarks, func(bm string) bool { return len(s.cells[[2]string{key, bm}]) > 0 }) {
+		if !slices.ContainsFunc(benchmarks, func(bm string) bool { return len(s.cells[[2]string{key, bm}]) > 0 || s.na[[2]string{key, bm}] != "" }) {
 			return ""
 		}
 		cells := []string{labels[key]}

@@ -39,7 +39,10 @@ given steps, task records per step and test tasks per benchmark. The variants of
 its tasks and evaluation episode seeds, so their differences are paired.
 
 Then writes DIR/table2.md (Table 2: ρ, the fixed paradigms, each ablation and the full method,
-per benchmark, block averages and the paired difference from the full method),
+per benchmark, block averages and the paired difference from the full method; a cell that
+cannot be computed, with the block averages over it, reads "n/a: why", e.g. the searched
+workflow on a benchmark whose task type has no training task, as ALFWorld and WebShop under
+configs/paper-run.yaml's pilot),
 DIR/objectives.md (Figure 4a: OOD scores of each objective with the update stage's wall time and
 work per episode) and DIR/beta.md (the β study: per β, the IID and OOD averages of θ and ρ and
 θ − ρ, paired by seed and evaluation run within each run folder, with its std and the number of

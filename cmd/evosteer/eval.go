@@ -26,7 +26,8 @@ N runs (default 5) with distinct seeds, the policies of a run sharing each task'
 Policies: evosteer (π_θ), reference (ρ, the untrained architecture: the learner of step 0), and
 the fixed paradigms of --paradigms (default single_agent; also fixed_template, plan_execute,
 searched_workflow — whose workflows are first searched on the training split and stored in
-eval/workflows.json — and direct, the executor alone: one solver without tools), on the same
+eval/workflows.json; a benchmark whose task type has no training task, e.g. one a pilot left
+out, has none, and its cell says "n/a" and why — and direct, the executor alone: one solver without tools), on the same
 executor and budget.
 
 Writes eval/results.arrow (table eval_results: one row per policy × benchmark × run, with the mean
@@ -49,9 +50,13 @@ sqrt(Σσ²)/n. Prints the table.`,
 			if err != nil {
 				return err
 			}
+			na, err := evaluate.ReadUnavailable(r)
+			if err != nil {
+				return err
+			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "Evaluation of step %d, %d runs:\n\n%s\nresults: %s/%s/%s\n", step, runs,
-				evaluate.Table(rows, r.Config), r.Dir, layout.Eval, layout.EvalResultsFile)
+				evaluate.Table(rows, r.Config, na), r.Dir, layout.Eval, layout.EvalResultsFile)
 			return nil
 		},
 	}

@@ -63,11 +63,13 @@ const TasksDir = "tasks"
 // TasksFile is the task file of a split ("train" or "test") relative to the run folder.
 func TasksFile(split string) string { return path.Join(TasksDir, File(split)) }
 
-// Eval is the folder of `evosteer eval`; EvalResultsFile and EvalTableFile its files.
+// Eval is the folder of `evosteer eval`; EvalResultsFile, EvalTableFile and (after a workflow
+// search) EvalWorkflowsFile its files.
 const (
-	Eval            = "eval"
-	EvalResultsFile = "results.arrow"
-	EvalTableFile   = "table.md"
+	Eval              = "eval"
+	EvalResultsFile   = "results.arrow"
+	EvalTableFile     = "table.md"
+	EvalWorkflowsFile = "workflows.json"
 )
 
 // File is the file of a table written whole.

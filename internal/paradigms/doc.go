@@ -17,7 +17,9 @@
 //     returns the chosen templates as JSON-serialisable Workflows. With Finalists the best few
 //     templates are played again on a larger sample and chosen there, so the row does not ride
 //     a winner's curse; the choice is the cheapest template within a standard error of the best
-//     (choose), since templates that close are a tie an argmax breaks by chance.
+//     (choose), since templates that close are a tie an argmax breaks by chance. A wanted task
+//     type without training tasks (one a pilot left out of the pool) gets no workflow but a
+//     reason (SearchResult.Unsearched), so its benchmarks are n/a rather than an error.
 //   - direct plays its agent as the executor alone (policy.Barer): without the role instruction
 //     the architecture gives every agent.
 //

@@ -80,6 +80,9 @@ type SearchOptions struct {
 	FinalPerFamily int
 	Seed           uint64           // the task sample and the episode seeds derive from it
 	Progress       episode.Progress // told after every episode; may be nil
+	// TaskTypes are the task types the workflows are wanted for (an evaluation's test split);
+	// one without a training task gets no workflow and is listed in SearchResult.Unsearched.
+	TaskTypes []string
 }
 
 // Score is one template's result on one task type's sample.
@@ -96,6 +99,30 @@ type Score struct {
 type SearchResult struct {
 	Workflows Workflows `json:"workflows"`
 	Scores    []Score   `json:"scores"`
+	// Unsearched are the wanted task types (SearchOptions.TaskTypes) with no workflow, each
+	// with the reason: searched_workflow cannot be evaluated on their benchmarks.
+	Unsearched map[string]string `json:"unsearched,omitempty"`
+}
+
+// NoTrainingTasks is why a task type has no searched workflow: the training split (e.g. a
+// pilot pool that leaves the family out) has no task of that type to search on.
+func NoTrainingTasks(taskType string) string {
+	return fmt.Sprintf("no training task of type %s to search a workflow on", taskType)
+}
+
+// Unavailable maps every benchmark of cfg (its IID families and OOD benchmarks) whose task type
+// has no searched workflow to the reason (Unsearched); nil when there is none.
+func (r *SearchResult) Unavailable(cfg *config.Config) map[string]string {
+	if r == nil || len(r.Unsearched) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for _, b := range append(slices.Clone(cfg.Families), slices.Sorted(maps.Keys(cfg.OODFamilies))...) {
+		if tt, ok := cfg.TaskType(b); ok && r.Unsearched[tt] != "" {
+			out[b] = r.Unsearched[tt]
+		}
+	}
+	return out
 }
 
 // Search is the AFlow-style offline search of searched_workflow: every template of the grammar
@@ -104,8 +131,25 @@ type SearchResult struct {
 // episode.Play on exec, and one template per task type is frozen: the cheapest of those within a
 // standard error of the best mean reward (choose). Training tasks are grouped by task type.
 // With Finalists, the best few of each task type are played again on a larger sample and the
-// winner is chosen there; Scores then hold both stages.
+// winner is chosen there; Scores then hold both stages. A task type of o.TaskTypes without
+// training tasks gets no workflow: Unsearched says so (NoTrainingTasks).
 func Search(ctx context.Context, cfg *config.Config, exec executor.Executor, train []tasks.Task, o SearchOptions) (*SearchResult, error) {
+	res, err := search(ctx, cfg, exec, train, o)
+	if err != nil {
+		return nil, err
+	}
+	for _, tt := range o.TaskTypes {
+		if _, ok := res.Workflows[tt]; !ok {
+			if res.Unsearched == nil {
+				res.Unsearched = map[string]string{}
+			}
+			res.Unsearched[tt] = NoTrainingTasks(tt)
+		}
+	}
+	return res, nil
+}
+
+func search(ctx context.Context, cfg *config.Config, exec executor.Executor, train []tasks.Task, o SearchOptions) (*SearchResult, error) {
 	first, err := searchStage(ctx, cfg, exec, train, o)
 	if err != nil || o.Finalists < 1 {
 		return first, err

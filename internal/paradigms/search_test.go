@@ -3,6 +3,7 @@ package paradigms
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/evosteer/evosteer-go/internal/orchestra"
 	"github.com/evosteer/evosteer-go/internal/sim"
+	"github.com/evosteer/evosteer-go/internal/tasks"
 )
 
 // The grammar's templates have distinct names and are all valid where every role is offered; in
@@ -158,5 +160,33 @@ func TestSearchRejects(t *testing.T) {
 		if _, err := Search(context.Background(), cfg, exec, train, c.o); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want %q", c.o, err, c.want)
 		}
+	}
+}
+
+// A wanted task type without training tasks (a pilot pool that leaves ALFWorld out) gets no
+// workflow but a reason, which Unavailable puts on every benchmark of that task type: alfworld
+// and webshop, which maps to it.
+func TestSearchNamesTaskTypesWithoutTrainingTasks(t *testing.T) {
+	cfg := defaultConfig(t)
+	train := slices.DeleteFunc(testTasks(cfg, "train", 1), func(t tasks.Task) bool { return t.Family == "alfworld" })
+	res, err := Search(context.Background(), cfg, sim.New(cfg.Sim, cfg.Seed), train,
+		SearchOptions{Templates: Grammar()[:1], PerFamily: 1, Seed: 7, TaskTypes: append(slices.Clone(sim.IIDFamilies), "alfworld")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := res.Workflows["alfworld"]; ok || len(res.Workflows) != len(sim.IIDFamilies)-1 {
+		t.Fatalf("workflows %v", slices.Sorted(maps.Keys(res.Workflows)))
+	}
+	want := map[string]string{"alfworld": NoTrainingTasks("alfworld")}
+	if !reflect.DeepEqual(res.Unsearched, want) {
+		t.Fatalf("unsearched %v, want %v", res.Unsearched, want)
+	}
+	why := "no training task of type alfworld to search a workflow on"
+	if got := res.Unavailable(cfg); !reflect.DeepEqual(got, map[string]string{"alfworld": why, "webshop": why}) {
+		t.Fatalf("unavailable %v", got)
+	}
+	if full, err := Search(context.Background(), cfg, sim.New(cfg.Sim, cfg.Seed), testTasks(cfg, "train", 1),
+		SearchOptions{Templates: Grammar()[:1], PerFamily: 1, Seed: 7, TaskTypes: sim.IIDFamilies}); err != nil || full.Unsearched != nil || full.Unavailable(cfg) != nil {
+		t.Fatalf("every task type trained: %v, unsearched %v", err, full)
 	}
 }

@@ -1,9 +1,12 @@
 package evaluate
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -12,6 +15,7 @@ import (
 
 	"github.com/evosteer/evosteer-go/gpu"
 	"github.com/evosteer/evosteer-go/internal/atomicfile"
+	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/episode"
 	"github.com/evosteer/evosteer-go/internal/executor"
 	"github.com/evosteer/evosteer-go/internal/layout"
@@ -93,34 +97,45 @@ func Run(ctx context.Context, r *rundir.Folder, o Options) ([]schema.EvalRow, er
 		learner *gpu.Learner
 		script  policy.Policy
 		lib     *skills.Library
+		test    []tasks.Task // the test tasks it plays
 	}
-	policies := []who{{EvoSteer, theta, nil, lib}}
+	policies := []who{{EvoSteer, theta, nil, lib, test}}
 	if !o.SkipReference {
 		// ρ is the untrained architecture: step 0's network with step 0's library, which has
 		// no skills (the row the world is calibrated to).
-		policies = append(policies, who{Reference, rho, nil, &skills.Library{}})
+		policies = append(policies, who{Reference, rho, nil, &skills.Library{}, test})
 	}
 	var searched *paradigms.SearchResult
 	for _, name := range o.Paradigms {
 		var wf paradigms.Workflows
+		played := test
 		if name == paradigms.SearchedWorkflow {
-			if searched, err = search(ctx, r, exec, o.SearchPerFamily); err != nil {
+			if searched, err = search(ctx, r, exec, o.SearchPerFamily, taskTypes(test)); err != nil {
 				return nil, err
 			}
 			wf = searched.Workflows
+			// A benchmark whose task type has no training task has no searched workflow: it is
+			// not played, and eval/workflows.json says why (SearchResult.Unsearched).
+			played = slices.DeleteFunc(slices.Clone(test), func(t tasks.Task) bool { return searched.Unsearched[taskType(t)] != "" })
 		}
 		p, err := paradigms.New(name, wf)
 		if err != nil {
 			return nil, err
 		}
-		policies = append(policies, who{name, nil, p, lib})
+		policies = append(policies, who{name, nil, p, lib, played})
 	}
-	total, done := o.Runs*len(policies)*len(test), 0
+	total, done := 0, 0
+	for _, p := range policies {
+		total += o.Runs * len(p.test)
+	}
 	var rows []schema.EvalRow
 	for run := range o.Runs {
 		runSeed := seed.Derive(cfg.Seed, "eval", strconv.Itoa(run))
 		for _, p := range policies {
-			played, err := episode.Play(ctx, cfg, exec, p.learner, eng, jobs(test, p.lib, run, runSeed, p.name, p.script), nil)
+			if len(p.test) == 0 {
+				continue
+			}
+			played, err := episode.Play(ctx, cfg, exec, p.learner, eng, jobs(p.test, p.lib, run, runSeed, p.name, p.script), nil)
 			if err != nil {
 				return nil, fmt.Errorf("evaluate %s run %d: %w", p.name, run, err)
 			}
@@ -129,7 +144,7 @@ func Run(ctx context.Context, r *rundir.Folder, o Options) ([]schema.EvalRow, er
 				version = p.learner.PolicyVersion
 			}
 			rows = append(rows, summarize(cfg.Families, p.name, run, runSeed, version, played)...)
-			done += len(test)
+			done += len(p.test)
 			if o.Progress != nil {
 				o.Progress(done, total)
 			}
@@ -161,14 +176,59 @@ const (
 	SearchFinalFactor = 6
 )
 
-// search runs the searched_workflow paradigm's offline search on the training split.
-func search(ctx context.Context, r *rundir.Folder, exec executor.Executor, perFamily int) (*paradigms.SearchResult, error) {
+// search runs the searched_workflow paradigm's offline search on the training split, for the
+// task types of the test split (wanted).
+func search(ctx context.Context, r *rundir.Folder, exec executor.Executor, perFamily int, wanted []string) (*paradigms.SearchResult, error) {
 	train, err := tasks.ReadFile(r.TasksPath("train"))
 	if err != nil {
 		return nil, err
 	}
 	return paradigms.Search(ctx, r.Config, exec, train, paradigms.SearchOptions{PerFamily: max(1, perFamily),
-		Finalists: SearchFinalists, FinalPerFamily: SearchFinalFactor * max(1, perFamily), Seed: seed.Derive(r.Config.Seed, "eval", "workflow-search")})
+		Finalists: SearchFinalists, FinalPerFamily: SearchFinalFactor * max(1, perFamily), Seed: seed.Derive(r.Config.Seed, "eval", "workflow-search"),
+		TaskTypes: wanted})
+}
+
+// taskType is the task type a task's workflow and skill menu are chosen by (an OOD benchmark's
+// is its IID task type's).
+func taskType(t tasks.Task) string { return cmp.Or(t.TaskType, t.Family) }
+
+// taskTypes are the task types of the tasks, sorted.
+func taskTypes(ts []tasks.Task) []string {
+	set := map[string]bool{}
+	for _, t := range ts {
+		set[taskType(t)] = true
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+// Unavailable are the cells of an evaluation that no score fills, each with the reason:
+// policy → benchmark → why (searched_workflow on a benchmark whose task type had no training
+// task to search a workflow on). Tables print "n/a: why" there.
+type Unavailable map[string]map[string]string
+
+// unavailable are the cells the workflow search left without a workflow (nil without a search).
+func unavailable(searched *paradigms.SearchResult, cfg *config.Config) Unavailable {
+	if na := searched.Unavailable(cfg); len(na) > 0 {
+		return Unavailable{paradigms.SearchedWorkflow: na}
+	}
+	return nil
+}
+
+// ReadUnavailable are the cells of a run's evaluation that no score fills, with the reason,
+// from eval/workflows.json (nil when the run's evaluation searched no workflow).
+func ReadUnavailable(r *rundir.Folder) (Unavailable, error) {
+	data, err := os.ReadFile(filepath.Join(r.Dir, layout.Eval, WorkflowsFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var searched paradigms.SearchResult
+	if err := json.Unmarshal(data, &searched); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(r.Dir, layout.Eval, WorkflowsFile), err)
+	}
+	return unavailable(&searched, r.Config), nil
 }
 
 // summarize is one policy's run: per benchmark, the mean score and tokens per task.
@@ -204,7 +264,7 @@ func summarize(iid []string, name string, run int, runSeed uint64, version int64
 
 // WorkflowsFile holds the searched workflows (and every template's search score) when the
 // searched_workflow paradigm was evaluated.
-const WorkflowsFile = "workflows.json"
+const WorkflowsFile = layout.EvalWorkflowsFile
 
 // write puts eval/ in place at once: results.arrow (its lineage records the files read, inputs),
 // table.md and, after a workflow search, workflows.json.
@@ -219,7 +279,7 @@ func write(r *rundir.Folder, inputs map[string]string, rows []schema.EvalRow, se
 	if err := schema.WriteRows(schema.EvalResults, filepath.Join(tmp, layout.EvalResultsFile), lin, rows); err != nil {
 		return err
 	}
-	if err := atomicfile.WriteBytes(filepath.Join(tmp, layout.EvalTableFile), []byte(Table(rows, r.Config)), 0o644); err != nil {
+	if err := atomicfile.WriteBytes(filepath.Join(tmp, layout.EvalTableFile), []byte(Table(rows, r.Config, unavailable(searched, r.Config))), 0o644); err != nil {
 		return err
 	}
 	if searched != nil {

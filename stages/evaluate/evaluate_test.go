@@ -35,7 +35,7 @@ func TestTable(t *testing.T) {
 		{Policy: "reference", Benchmark: "b", Block: "iid", Run: 0, Score: 0.50},
 		{Policy: "reference", Benchmark: "b", Block: "iid", Run: 1, Score: 0.50},
 	}
-	got := Table(rows, &config.Config{Executor: config.Executor{Backend: "sim"}})
+	got := Table(rows, &config.Config{Executor: config.Executor{Backend: "sim"}}, nil)
 	sa, sb := math.Sqrt(2*0.02*0.02)*100, math.Sqrt(2*0.03*0.03)*100 // sample std of two values
 	for _, want := range []string{
 		"Simulated world",
@@ -59,6 +59,27 @@ func TestTable(t *testing.T) {
 	}
 }
 
+// A cell the evaluation could not fill says so and why, and so does the Avg of its block; a
+// cell merely not evaluated keeps its dash.
+func TestTableSaysWhyACellIsUnavailable(t *testing.T) {
+	rows := []schema.EvalRow{
+		{Policy: "evosteer", Benchmark: "a", Block: "iid", Score: 0.80},
+		{Policy: "evosteer", Benchmark: "b", Block: "iid", Score: 0.60},
+		{Policy: "evosteer", Benchmark: "c", Block: "ood", Score: 0.40},
+		{Policy: "searched_workflow", Benchmark: "a", Block: "iid", Score: 0.70},
+	}
+	why := "no training task of type b to search a workflow on"
+	got := Table(rows, &config.Config{}, Unavailable{"searched_workflow": {"b": why}})
+	for _, want := range []string{
+		"| a | 80.00 | 70.00 |", "| b | 60.00 | n/a: " + why + " |", "| c | 40.00 | — |",
+		"| **IID avg** | **70.00** | n/a: no b score |", "| **OOD avg** | **40.00** | — |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("table lacks %q:\n%s", want, got)
+		}
+	}
+}
+
 // Run after one training step: every policy × benchmark × run has a row, the runs have distinct
 // seeds, and the results are written.
 // One evaluation run has no std: cells and the paired line show the mean alone, and the verdict
@@ -69,7 +90,7 @@ func TestTableSingleRun(t *testing.T) {
 		{Policy: "reference", Benchmark: "a", Block: "iid", Score: 0.70},
 	}
 	served := &config.Config{Executor: config.Executor{Backend: "openai"}, Served: &config.ServedReference{Dialect: "vllm", BaseURL: "http://127.0.0.1:8000", Model: "Qwen/Qwen3-8B"}}
-	got := Table(rows, served)
+	got := Table(rows, served, nil)
 	if strings.Contains(got, "Simulated world") || !strings.Contains(got, `reference: ρ is the served model "Qwen/Qwen3-8B" (vllm at http://127.0.0.1:8000).`) {
 		t.Errorf("the served reference is not named:\n%s", got)
 	}

@@ -12,11 +12,12 @@ import (
 
 // Table renders results shaped like the paper's Table 1: benchmarks as rows in an IID and an
 // OOD block, each closed by an Avg row; policies as columns (evosteer first); each cell the mean
-// over runs ± the standard deviation across runs (— where not evaluated; the mean alone after a
-// single run), and for Avg rows the mean of the benchmark means ± sqrt(Σ σ_b²)/n (paper
-// appendix D). Scores are percentages. A last line gives the paired run-by-run difference
-// evosteer − reference.
-func Table(rows []schema.EvalRow, cfg *config.Config) string {
+// over runs ± the standard deviation across runs (— where not evaluated, "n/a: why" where na
+// says the cell cannot be evaluated; the mean alone after a single run), and for Avg rows the
+// mean of the benchmark means ± sqrt(Σ σ_b²)/n (paper appendix D; "n/a: no <benchmark> score"
+// when one of them is n/a). Scores are percentages. A last line gives the paired run-by-run
+// difference evosteer − reference.
+func Table(rows []schema.EvalRow, cfg *config.Config, na Unavailable) string {
 	type key struct{ policy, bench string }
 	scores := map[key][]float64{}
 	blocks := map[string]string{}
@@ -60,6 +61,9 @@ func Table(rows []schema.EvalRow, cfg *config.Config) string {
 			cells := make([]string, len(policies))
 			for i, p := range policies {
 				cells[i] = "—" // not evaluated
+				if why := na[p][bn]; why != "" {
+					cells[i] = "n/a: " + why
+				}
 				if x := scores[key{p, bn}]; len(x) > 0 {
 					m, s := meanStd(x)
 					cells[i] = withStd(fmt.Sprintf("%.2f", m), s, len(x))
@@ -72,16 +76,23 @@ func Table(rows []schema.EvalRow, cfg *config.Config) string {
 			var sum, vars float64
 			cells[i] = "—"
 			complete, runs := true, math.MaxInt
+			var missing []string // n/a benchmarks
 			for _, bn := range in {
 				x := scores[key{p, bn}]
 				if len(x) == 0 {
 					complete = false
-					break
+					if na[p][bn] != "" {
+						missing = append(missing, bn)
+					}
+					continue
 				}
 				m, s := meanStd(x)
 				sum += m
 				vars += s * s
 				runs = min(runs, len(x))
+			}
+			if len(missing) > 0 {
+				cells[i] = "n/a: no " + strings.Join(missing, ", ") + " score"
 			}
 			if complete {
 				n := float64(len(in))

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/evosteer/evosteer-go/internal/layout"
+	"github.com/evosteer/evosteer-go/internal/paradigms"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/skills"
 	"github.com/evosteer/evosteer-go/schema"
@@ -35,6 +37,9 @@ type data struct {
 	libPath    string // the snapshot library came from, relative to the run ("" when none)
 	eval       []schema.EvalRow
 	evalFound  bool
+	// evalNA are the evaluation's cells no score fills, with the reason: policy → benchmark →
+	// why (eval/workflows.json's task types without a searched workflow).
+	evalNA map[string]map[string]string
 }
 
 type stepMetrics struct {
@@ -80,7 +85,33 @@ func load(r *rundir.Folder) (*data, error) {
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("report: %w", err)
 	}
+	if d.evalFound {
+		if d.evalNA, err = readUnavailable(r); err != nil {
+			return nil, fmt.Errorf("report: %w", err)
+		}
+	}
 	return d, nil
+}
+
+// readUnavailable reads eval/workflows.json, when the evaluation searched workflows, for the
+// benchmarks searched_workflow has no workflow for and why (paradigms.SearchResult.Unavailable).
+func readUnavailable(r *rundir.Folder) (map[string]map[string]string, error) {
+	path := filepath.Join(r.Dir, layout.Eval, layout.EvalWorkflowsFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var searched paradigms.SearchResult
+	if err := json.Unmarshal(data, &searched); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if na := searched.Unavailable(r.Config); len(na) > 0 {
+		return map[string]map[string]string{paradigms.SearchedWorkflow: na}, nil
+	}
+	return nil, nil
 }
 
 func (d *data) loadStep(r *rundir.Folder, step int, episodePaths []string) error {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"gonum.org/v1/gonum/stat"
 
@@ -33,17 +34,21 @@ type EvalTableRow struct {
 // EvalCell is a mean ± std. For a benchmark, the mean and the sample standard deviation of the
 // per-run scores; for an Avg row, the mean of the benchmark means and sqrt(Σ_b σ_b²)/n (paper
 // appendix D). Std is NaN with a single run; Present is false when the policy lacks a benchmark
-// (for an Avg row: any benchmark of the block).
+// (for an Avg row: any benchmark of the block). Why, for an absent cell, says why the policy
+// cannot be evaluated there (for an Avg row: which benchmarks it cannot be evaluated on).
 type EvalCell struct {
 	Mean, Std float64
 	Runs      int
 	Present   bool
+	Why       string
 }
 
 // String renders the cell ×100 with two decimals: "45.00 ± 1.23", "45.00" without a spread,
-// "–" when absent.
+// "n/a: why" when absent with a reason, "–" when merely absent.
 func (c EvalCell) String() string {
 	switch {
+	case !c.Present && c.Why != "":
+		return "n/a: " + c.Why
 	case !c.Present:
 		return "–"
 	case math.IsNaN(c.Std):
@@ -56,8 +61,10 @@ var evalBlocks = []struct{ key, name string }{{"iid", "IID"}, {"ood", "OOD"}}
 
 // BuildEvalTable shapes eval_results rows into the table. Benchmarks follow order (e.g. the
 // configuration's families, then its OOD families), then any others by name. A block other than
-// iid or ood, a benchmark in both blocks and a repeated (policy, benchmark, run) are errors.
-func BuildEvalTable(rows []schema.EvalRow, order []string) (*EvalTable, error) {
+// iid or ood, a benchmark in both blocks and a repeated (policy, benchmark, run) are errors. na
+// says why a policy cannot be evaluated on a benchmark (policy → benchmark → why; may be nil):
+// such a cell, and its block's Avg, say so.
+func BuildEvalTable(rows []schema.EvalRow, order []string, na map[string]map[string]string) (*EvalTable, error) {
 	type key struct{ policy, bench string }
 	scores := map[key][]float64{}
 	seenRun := map[key]map[int32]bool{}
@@ -107,7 +114,11 @@ func BuildEvalTable(rows []schema.EvalRow, order []string) (*EvalTable, error) {
 			}
 			row := EvalTableRow{Benchmark: b}
 			for _, p := range t.Policies {
-				row.Cells = append(row.Cells, benchmarkCell(scores[key{p, b}]))
+				c := benchmarkCell(scores[key{p, b}])
+				if !c.Present {
+					c.Why = na[p][b]
+				}
+				row.Cells = append(row.Cells, c)
 			}
 			block.Rows = append(block.Rows, row)
 		}
@@ -133,10 +144,20 @@ func benchmarkCell(s []float64) EvalCell {
 	return c
 }
 
-// avgCell is column i's Avg over the rows of a block: present only when every row is.
+// avgCell is column i's Avg over the rows of a block: present only when every row is; when a
+// row cannot be evaluated (Why), the Avg names it.
 func avgCell(rows []EvalTableRow, i int) EvalCell {
 	var sum, sumVar float64
 	runs := math.MaxInt
+	var unavailable []string
+	for _, r := range rows {
+		if c := r.Cells[i]; !c.Present && c.Why != "" {
+			unavailable = append(unavailable, r.Benchmark)
+		}
+	}
+	if len(unavailable) > 0 {
+		return EvalCell{Why: "no " + strings.Join(unavailable, ", ") + " score"}
+	}
 	for _, r := range rows {
 		c := r.Cells[i]
 		if !c.Present {

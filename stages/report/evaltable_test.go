@@ -36,7 +36,7 @@ func TestEvalTableMarkdown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tab, err := BuildEvalTable(read, []string{"mbpp_plus", "medqa"}) // pubmedqa: not in order, comes after
+	tab, err := BuildEvalTable(read, []string{"mbpp_plus", "medqa"}, nil) // pubmedqa: not in order, comes after
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestEvalTableRejectsBadRows(t *testing.T) {
 		{[]schema.EvalRow{{Policy: "p", Benchmark: "b", Block: "iid"}, {Policy: "q", Benchmark: "b", Block: "ood"}}, "in both blocks"},
 		{[]schema.EvalRow{{Policy: "p", Benchmark: "b", Block: "iid", Run: 1}, {Policy: "p", Benchmark: "b", Block: "iid", Run: 1}}, "run 1 appears twice"},
 	} {
-		if _, err := BuildEvalTable(c.rows, nil); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := BuildEvalTable(c.rows, nil, nil); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: error %v, want %q", c.rows, err, c.want)
 		}
 	}
@@ -84,7 +84,7 @@ func TestPaperFigure(t *testing.T) {
 		{Policy: "evosteer", Benchmark: "medqa", Block: "iid", Run: 0, Score: 0.9},
 		{Policy: "reference", Benchmark: "medqa", Block: "iid", Run: 0, Score: 0.8},
 	}
-	tbl, err := BuildEvalTable(rows, nil)
+	tbl, err := BuildEvalTable(rows, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,11 +92,33 @@ func TestPaperFigure(t *testing.T) {
 	if err != nil || len(png) == 0 {
 		t.Fatalf("a figure of evosteer and reference: %d bytes, %v", len(png), err)
 	}
-	none, err := BuildEvalTable([]schema.EvalRow{{Policy: "ppo-variant", Benchmark: "medqa", Block: "iid", Score: 0.5}}, nil)
+	none, err := BuildEvalTable([]schema.EvalRow{{Policy: "ppo-variant", Benchmark: "medqa", Block: "iid", Score: 0.5}}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if png, err := paperFigure("t", none); err != nil || png != nil {
 		t.Errorf("no policy with a paper row: %d bytes, %v", len(png), err)
+	}
+}
+
+// A cell the evaluation could not fill says why, and its block's Avg names the benchmark; a
+// cell merely not evaluated keeps its dash.
+func TestEvalTableSaysWhyACellIsUnavailable(t *testing.T) {
+	rows := []schema.EvalRow{
+		{Policy: "evosteer", Benchmark: "alfworld", Block: "iid", Score: 0.5},
+		{Policy: "evosteer", Benchmark: "medqa", Block: "iid", Score: 0.9},
+		{Policy: "evosteer", Benchmark: "webshop", Block: "ood", Score: 0.2},
+		{Policy: "searched_workflow", Benchmark: "medqa", Block: "iid", Score: 0.8},
+	}
+	why := "no training task of type alfworld to search a workflow on"
+	tbl, err := BuildEvalTable(rows, []string{"medqa", "alfworld"}, map[string]map[string]string{"searched_workflow": {"alfworld": why}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := tbl.Markdown()
+	for _, want := range []string{"| medqa | 90.00 | 80.00 |", "| alfworld | 50.00 | n/a: " + why + " |", "| **Avg** | **70.00** | **n/a: no alfworld score** |", "| webshop | 20.00 | – |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("table lacks %q:\n%s", want, md)
+		}
 	}
 }

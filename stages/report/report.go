@@ -325,7 +325,7 @@ func evalSection(r *rundir.Folder, d *data) (f Figure, err error) {
 		return f, nil
 	}
 	order := append(slices.Clone(r.Config.Families), slices.Sorted(maps.Keys(r.Config.OODFamilies))...)
-	t, err := BuildEvalTable(d.eval, order)
+	t, err := BuildEvalTable(d.eval, order, d.evalNA)
 	if err != nil {
 		return f, fmt.Errorf("%s: %w", EvalFile, err)
 	}
@@ -337,7 +337,7 @@ func evalSection(r *rundir.Folder, d *data) (f Figure, err error) {
 	f.Caption = fmt.Sprintf("Test scores ×100 (%s), in the shape of the paper's Table 1: mean ± standard deviation "+
 		"over evaluation runs with different seeds (up to %d here); each block's Avg row is the mean of its benchmark "+
 		"means ± sqrt(Σ σ_b²)/n over its n benchmarks (paper appendix D); – marks a policy not evaluated on a "+
-		"benchmark (or, in an Avg row, on one of the block's benchmarks).", EvalFile, runs)
+		"benchmark (or, in an Avg row, on one of the block's benchmarks), n/a one that cannot be, with the reason.", EvalFile, runs)
 	if f.PNG, err = paperFigure("This run against the paper's Table 2", t); err != nil {
 		return f, err
 	}
