@@ -3,8 +3,8 @@ package gpu
 import (
 	"fmt"
 
-	"github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/core/graph"
 )
 
 // The anchored subtrajectory-balance loss of the paper (Eq. subtb) for one trajectory of T ≥ 1

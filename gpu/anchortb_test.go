@@ -5,9 +5,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/gomlx/gomlx/backends"
-	"github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/compute"
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 )
 
 // tbBatch is a padded batch in row-major float32, as AnchorTBLoss takes it.
@@ -97,7 +97,7 @@ func coefficients(v, dl []float64) []float64 {
 }
 
 // tbLossExec returns a function evaluating (perTraj, mean) for a batch.
-func tbLossExec(t *testing.T, be backends.Backend) func(tb *tbBatch) ([]float32, float32) {
+func tbLossExec(t *testing.T, be compute.Backend) func(tb *tbBatch) ([]float32, float32) {
 	t.Helper()
 	exec, err := graph.NewExec(be, func(f, d, term, m *graph.Node) (*graph.Node, *graph.Node) {
 		return AnchorTBLoss(f, d, term, m)
@@ -107,7 +107,7 @@ func tbLossExec(t *testing.T, be backends.Backend) func(tb *tbBatch) ([]float32,
 	}
 	return func(tb *tbBatch) ([]float32, float32) {
 		t.Helper()
-		out, err := exec.Exec(tb.args()...)
+		out, err := exec.Call(tb.args()...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +117,7 @@ func tbLossExec(t *testing.T, be backends.Backend) func(tb *tbBatch) ([]float32,
 
 // tbGradExec returns a function evaluating perTraj and d(Σ_b L_b)/d deltaL, d(Σ_b L_b)/d flows.
 // The losses of different rows are independent, so the gradient of the sum is per-row ∂L_b/∂·.
-func tbGradExec(t *testing.T, be backends.Backend) func(tb *tbBatch) (per, gDelta, gFlows []float32) {
+func tbGradExec(t *testing.T, be compute.Backend) func(tb *tbBatch) (per, gDelta, gFlows []float32) {
 	t.Helper()
 	exec, err := graph.NewExec(be, func(f, d, term, m *graph.Node) []*graph.Node {
 		per, _ := AnchorTBLoss(f, d, term, m)
@@ -129,7 +129,7 @@ func tbGradExec(t *testing.T, be backends.Backend) func(tb *tbBatch) (per, gDelt
 	}
 	return func(tb *tbBatch) ([]float32, []float32, []float32) {
 		t.Helper()
-		out, err := exec.Exec(tb.args()...)
+		out, err := exec.Call(tb.args()...)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/core/graph"
 	"gonum.org/v1/gonum/blas"
 
 	"github.com/evosteer/evosteer-go/internal/config"

@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/gomlx/gomlx/backends"
-	"github.com/gomlx/gomlx/backends/simplego"
-	"github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/gobackend"
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 )
 
 // execCacheShapes bounds the compilations one graph keeps (gomlx's default is 32). Callers pad
@@ -20,7 +20,7 @@ const execCacheShapes = 64
 // shape) and reuses it, so a rollout that scores thousands of decisions pays for compilation
 // only a few times. It is safe for concurrent use.
 type Engine struct {
-	backend backends.Backend
+	backend compute.Backend
 	mu      sync.Mutex
 	execs   map[string]*graph.Exec
 	// native selects the engine's kernels (kernels.go): scoring (Score, Predict) and the
@@ -36,7 +36,7 @@ func OpenEngine(name string) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{backend: b, execs: map[string]*graph.Exec{}, native: b.String() == simplego.BackendName}, nil
+	return &Engine{backend: b, execs: map[string]*graph.Exec{}, native: b.String() == gobackend.BackendName}, nil
 }
 
 // BackendName is the gomlx name of the engine's backend.
@@ -76,7 +76,7 @@ func runAs[T float32 | float64](e *Engine, key string, fn func([]*graph.Node) []
 	if err != nil {
 		return nil, err
 	}
-	res, err := x.Exec(args...)
+	res, err := x.Call(args...)
 	if err != nil {
 		return nil, fmt.Errorf("graph %s: %w", key, err)
 	}

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/core/graph"
 
 	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/policy"
@@ -130,12 +130,12 @@ func (p *PolicyNet) check() error {
 func MatMulCustomGrad(x, w *graph.Node) *graph.Node {
 	var vy *graph.Node // adjoint of the product, captured during the reverse pass
 	xi := graph.IdentityWithCustomGradient(x, func(_, _ *graph.Node) *graph.Node {
-		return graph.Dot(vy, graph.Transpose(w, 0, 1))
+		return graph.DotProduct(vy, graph.Transpose(w, 0, 1))
 	})
 	wi := graph.IdentityWithCustomGradient(w, func(_, _ *graph.Node) *graph.Node {
-		return graph.Dot(graph.Transpose(x, 0, 1), vy)
+		return graph.DotProduct(graph.Transpose(x, 0, 1), vy)
 	})
-	y := graph.Dot(graph.StopGradient(x), graph.StopGradient(w))
+	y := graph.DotProduct(graph.StopGradient(x), graph.StopGradient(w))
 	// A zero that depends on xi and wi, so the reverse pass visits them; its own gradient is
 	// discarded by their custom gradients.
 	link := graph.MulScalar(graph.Add(graph.ReduceAllSum(xi), graph.ReduceAllSum(wi)), 0)

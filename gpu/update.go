@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/core/graph"
 )
 
 // gradChunk is the number of decisions one gradient graph call takes. The gradient is a sum over

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/core/graph"
 
 	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/policy"
@@ -128,7 +128,7 @@ func denseGradient(t *testing.T, e *Engine, l *Learner, in UpdateInput, res *Upd
 		delta := graph.Sub(pick(lt), graph.StopGradient(pick(lr))) // [D]
 		resid := graph.Mul(headForward(x[5], rw, false), x[6])     // [D]
 		scatter := func(v *graph.Node) *graph.Node {               // [D] → [B, Tmax]
-			return graph.Reshape(graph.Dot(x[7], graph.Reshape(v, D, 1)), B, tMax)
+			return graph.Reshape(graph.DotProduct(x[7], graph.Reshape(v, D, 1)), B, tMax)
 		}
 		flows := graph.Add(scatter(resid), x[8])
 		per, mean := AnchorTBLoss(flows, scatter(delta), x[9], x[10])

@@ -3,4 +3,4 @@
 package gpu
 
 // The XLA backend (a PJRT plugin: CUDA on a GPU machine) is compiled in only with -tags xla.
-import _ "github.com/gomlx/gomlx/backends/xla"
+import _ "github.com/gomlx/go-xla/compute/xla"

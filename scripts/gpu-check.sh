@@ -33,6 +33,9 @@ trap 'rm -rf "$pjrt"' EXIT
 ln -s "$plugin" "$pjrt/pjrt_c_api_cuda_plugin.so"
 export PJRT_PLUGIN_LIBRARY_PATH=$pjrt
 export XLA_FLAGS="--xla_gpu_cuda_data_dir=$nvidia ${XLA_FLAGS:-}"
+# The plugin is given above: go-xla (github.com/gomlx/go-xla/compute/xla) must not try to download
+# its default plugins, which it does on every backend open unless this is set.
+export GOMLX_NO_AUTO_INSTALL=1
 export LD_LIBRARY_PATH="$(find "$nvidia" -maxdepth 2 -name lib -type d | paste -sd:):${LD_LIBRARY_PATH:-}"
 
 tags=duckdb_arrow,xla

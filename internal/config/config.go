@@ -343,7 +343,9 @@ type Rollout struct {
 	MaxUnhealthyShare float64 `yaml:"max_unhealthy_share" json:"max_unhealthy_share"`
 }
 
-// Compute selects the gomlx backend.
+// Compute selects the gomlx backend: auto, simplego (the pure-Go CPU backend; gomlx v0.28 moved it
+// to github.com/gomlx/compute/gobackend and registers it as "go", but the configuration keeps the
+// name simplego), xla, or xla:PLUGIN (xla:cuda). gpu.NewBackend maps the names.
 type Compute struct {
 	Backend string `yaml:"backend" json:"backend"`
 }

@@ -11,9 +11,10 @@
 //     untrained learner as a checkpoint), LatestStep, and Frozen (a step's learner and the skill
 //     library after it, which evaluation and the probe play with).
 //
-// The learner is stored as an ordinary Arrow table rather than gomlx's checkpoint format, whose
-// files are named by timestamp and gzip-compressed: a resumed run must reproduce every output
-// byte for byte, and every file of a run must be readable with `evosteer inspect` and SQL.
+// The learner is stored as an ordinary Arrow table rather than gomlx's checkpoint format
+// (ml/model/checkpoint), whose files are named by timestamp and gzip-compressed: a resumed run
+// must reproduce every output byte for byte, and every file of a run must be readable with
+// `evosteer inspect` and SQL.
 //
 // It must not train or score anything; it only converts between the learner and its files.
 package learner

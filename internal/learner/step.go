@@ -64,6 +64,7 @@ func Frozen(r *rundir.Folder, step int) (*gpu.Learner, *skills.Library, error) {
 
 // MaxBehaviorMismatch bounds |rescored − behaviour| / max(1, |behaviour|) for the log-probability
 // of a sampled decision: the same float32 network on the same inputs. On simplego every row's
-// scores are independent of its batch (gpu's backend configuration), so the two agree exactly;
+// scores are independent of its batch (the engine scores with gpu's plain-Go kernels there), so
+// the two agree exactly;
 // the bound leaves room for backends (XLA) whose kernels depend on the batch shape.
 const MaxBehaviorMismatch = 1e-5
