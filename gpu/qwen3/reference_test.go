@@ -163,7 +163,9 @@ func TestReferenceByHand(t *testing.T) {
 	cfg := qwen3.Config{ModelType: "qwen3", VocabSize: 2, HiddenSize: 4, IntermediateSize: 1, NumHiddenLayers: 1,
 		NumAttentionHeads: 1, NumKeyValueHeads: 1, HeadDim: 2, HiddenAct: "silu", MaxPositionEmbeddings: 8,
 		RMSNormEps: eps, RopeTheta: 10000, TieWordEmbeddings: false}
-	m := func(rows, cols int, d ...float32) qwen3.Tensor { return qwen3.Tensor{Shape: []int{rows, cols}, Data: d} }
+	m := func(rows, cols int, d ...float32) qwen3.Tensor {
+		return qwen3.Tensor{Shape: []int{rows, cols}, Data: d}
+	}
 	ones := func(n int) qwen3.Tensor { return qwen3.Tensor{Shape: []int{n}, Data: slices.Repeat([]float32{1}, n)} }
 	pick01 := m(2, 4, 1, 0, 0, 0, 0, 1, 0, 0) // the first two dimensions
 	w := qwen3.Weights{

@@ -109,9 +109,13 @@ func TestWeightsRefusals(t *testing.T) {
 	}{
 		{"missing", func(ts map[string]qwen3.Tensor) { delete(ts, "model.layers.1.self_attn.k_norm.weight") },
 			single + ": model.layers.1.self_attn.k_norm.weight: missing (config.json asks for it, shape [8])"},
-		{"extra", func(ts map[string]qwen3.Tensor) { ts["model.layers.2.mlp.up_proj.weight"] = ts["model.layers.1.mlp.up_proj.weight"] },
+		{"extra", func(ts map[string]qwen3.Tensor) {
+			ts["model.layers.2.mlp.up_proj.weight"] = ts["model.layers.1.mlp.up_proj.weight"]
+		},
 			single + ": model.layers.2.mlp.up_proj.weight: an extra tensor (shape [24 16]) that a 2-layer tied config.json does not have"},
-		{"bias", func(ts map[string]qwen3.Tensor) { ts["model.layers.0.self_attn.q_proj.bias"] = qwen3.Tensor{Shape: []int{32}, Data: make([]float32, 32)} },
+		{"bias", func(ts map[string]qwen3.Tensor) {
+			ts["model.layers.0.self_attn.q_proj.bias"] = qwen3.Tensor{Shape: []int{32}, Data: make([]float32, 32)}
+		},
 			"model.layers.0.self_attn.q_proj.bias: an extra tensor"},
 		{"shape", func(ts map[string]qwen3.Tensor) {
 			ts["model.layers.0.self_attn.q_proj.weight"] = qwen3.Tensor{Shape: []int{16, 32}, Data: ts["model.layers.0.self_attn.q_proj.weight"].Data}
@@ -173,9 +177,13 @@ func TestShardedRefusals(t *testing.T) {
 		}, "model.norm.weight: the tensor is in two shards, model-00001-of-00003.safetensors and model-00003-of-00003.safetensors"},
 		{"not in index", func(t *testing.T, dir string, wm map[string]string) { delete(wm, "model.norm.weight") },
 			"model.norm.weight: the tensor of shard model-00003-of-00003.safetensors is not in weight_map"},
-		{"wrong shard", func(t *testing.T, dir string, wm map[string]string) { wm["model.norm.weight"] = "model-00001-of-00003.safetensors" },
+		{"wrong shard", func(t *testing.T, dir string, wm map[string]string) {
+			wm["model.norm.weight"] = "model-00001-of-00003.safetensors"
+		},
 			`weight_map["model.norm.weight"]: names shard model-00001-of-00003.safetensors, but the tensor is in model-00003-of-00003.safetensors`},
-		{"not held", func(t *testing.T, dir string, wm map[string]string) { wm["model.extra.weight"] = "model-00002-of-00003.safetensors" },
+		{"not held", func(t *testing.T, dir string, wm map[string]string) {
+			wm["model.extra.weight"] = "model-00002-of-00003.safetensors"
+		},
 			`weight_map["model.extra.weight"]: the shard model-00002-of-00003.safetensors does not hold the tensor`},
 		{"both layouts", func(t *testing.T, dir string, wm map[string]string) {
 			_ = os.WriteFile(filepath.Join(dir, qwen3.SingleFile), nil, 0o644)
