@@ -1,6 +1,6 @@
 module github.com/evosteer/evosteer-go
 
-go 1.26.0
+go 1.26.5
 
 require (
 	github.com/apache/arrow-go/v18 v18.8.0
@@ -8,7 +8,9 @@ require (
 	github.com/dlclark/regexp2/v2 v2.13.3
 	github.com/duckdb/duckdb-go/v2 v2.10505.0
 	github.com/goccy/go-yaml v1.19.2
-	github.com/gomlx/gomlx v0.26.0
+	github.com/gomlx/compute v0.1.2
+	github.com/gomlx/go-xla v0.4.1
+	github.com/gomlx/gomlx v0.28.2
 	github.com/hashicorp/golang-lru/v2 v2.0.7
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/spf13/cobra v1.10.2
@@ -35,8 +37,8 @@ require (
 	github.com/go-logr/logr v1.4.3 // indirect
 	github.com/go-viper/mapstructure/v2 v2.5.0 // indirect
 	github.com/goccy/go-json v0.10.6 // indirect
+	github.com/gofrs/flock v0.13.0 // indirect
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
-	github.com/gomlx/go-xla v0.1.4 // indirect
 	github.com/google/flatbuffers v25.12.19+incompatible // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
@@ -49,10 +51,10 @@ require (
 	github.com/spf13/pflag v1.0.9 // indirect
 	github.com/x448/float16 v0.8.4 // indirect
 	github.com/zeebo/xxh3 v1.1.0 // indirect
-	golang.org/x/exp v0.0.0-20260112195511-716be5621a96 // indirect
+	golang.org/x/exp v0.0.0-20260410095643-746e56fc9e2f // indirect
 	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/tools v0.48.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
-	k8s.io/klog/v2 v2.130.1 // indirect
+	k8s.io/klog/v2 v2.140.0 // indirect
 )
