@@ -200,7 +200,8 @@ func (m *Model) splitWeights(in []*graph.Node) (weightNodes, []*graph.Node) {
 // rmsNorm is Qwen3RMSNorm over the last axis: w · x / √(mean(x²) + ε).
 func rmsNorm(x, w *graph.Node, eps float64) *graph.Node {
 	ms := graph.ReduceAndKeep(graph.Square(x), graph.ReduceMean, -1)
-	y := graph.Mul(x, graph.Rsqrt(graph.AddScalar(ms, eps)))
+	// x / √·, not Rsqrt: gomlx has no gradient of Rsqrt.
+	y := graph.Div(x, graph.Sqrt(graph.AddScalar(ms, eps)))
 	return graph.Mul(graph.ExpandLeftToRank(w, x.Rank()), y)
 }
 

@@ -3,7 +3,6 @@ package qwen3
 import (
 	"math"
 	"math/rand/v2"
-	"slices"
 	"testing"
 
 	"github.com/gomlx/compute"
@@ -144,5 +143,3 @@ func maxDiff2(a, b [][]float64) float64 {
 	}
 	return d
 }
-
-var _ = slices.Clone[[]int]
