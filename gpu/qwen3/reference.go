@@ -101,14 +101,6 @@ func merge(m matrix, p LoRAPair, s float64) {
 	}
 }
 
-// LoRAScale is the factor of B·A: α/r, or α/√r with rsLoRA.
-func (c LoRAConfig) LoRAScale() float64 {
-	if c.RSLoRA {
-		return c.Alpha / math.Sqrt(float64(c.Rank))
-	}
-	return c.Alpha / float64(c.Rank)
-}
-
 // checkAdapter checks a's shapes against cfg and returns its scale.
 func checkAdapter(cfg Config, a *Adapter) (float64, error) {
 	if a.Config.Rank <= 0 {
@@ -117,15 +109,11 @@ func checkAdapter(cfg Config, a *Adapter) (float64, error) {
 	if len(a.Layers) != cfg.NumHiddenLayers {
 		return 0, fmt.Errorf("qwen3: adapter: %d layers for num_hidden_layers %d", len(a.Layers), cfg.NumHiddenLayers)
 	}
-	dims := map[string][2]int{ // [out, in]
-		"q_proj": {cfg.QDim(), cfg.HiddenSize}, "k_proj": {cfg.KVDim(), cfg.HiddenSize}, "v_proj": {cfg.KVDim(), cfg.HiddenSize},
-		"o_proj": {cfg.HiddenSize, cfg.QDim()}, "gate_proj": {cfg.IntermediateSize, cfg.HiddenSize},
-		"up_proj": {cfg.IntermediateSize, cfg.HiddenSize}, "down_proj": {cfg.HiddenSize, cfg.IntermediateSize},
-	}
 	r := a.Config.Rank
 	for i, layer := range a.Layers {
 		for name, p := range layer {
-			d, ok := dims[name]
+			out, in := projDims(cfg, name)
+			d, ok := [2]int{out, in}, out > 0
 			if !ok || !slices.Contains(a.Config.TargetModules, name) {
 				return 0, fmt.Errorf("qwen3: adapter: layer %d: %q is not one of its target modules %v", i, name, a.Config.TargetModules)
 			}
@@ -137,7 +125,7 @@ func checkAdapter(cfg Config, a *Adapter) (float64, error) {
 			}
 		}
 	}
-	return a.Config.LoRAScale(), nil
+	return a.Config.Scale(), nil
 }
 
 // RefCache is the reference's KV cache: per layer, the rotated keys and the values of every
@@ -194,16 +182,16 @@ func (r *Reference) Extend(c *RefCache, tokens []int) ([][]float64, error) {
 	for li, l := range r.layers {
 		qs := make([][]float64, len(tokens))
 		for i := range tokens {
-			h := rmsNorm(x[i], l.inNorm, cfg.RMSNormEps)
+			h := refRMSNorm(x[i], l.inNorm, cfg.RMSNormEps)
 			q, k, v := matVec(l.proj["q_proj"], h), matVec(l.proj["k_proj"], h), matVec(l.proj["v_proj"], h)
 			pos := c.n + i
 			for hh := range cfg.NumAttentionHeads {
 				head := q[hh*hd : (hh+1)*hd]
-				copy(head, rotary(rmsNorm(head, l.qNorm, cfg.RMSNormEps), pos, cfg.RopeTheta))
+				copy(head, rotary(refRMSNorm(head, l.qNorm, cfg.RMSNormEps), pos, cfg.RopeTheta))
 			}
 			for g := range cfg.NumKeyValueHeads {
 				head := k[g*hd : (g+1)*hd]
-				copy(head, rotary(rmsNorm(head, l.kNorm, cfg.RMSNormEps), pos, cfg.RopeTheta))
+				copy(head, rotary(refRMSNorm(head, l.kNorm, cfg.RMSNormEps), pos, cfg.RopeTheta))
 			}
 			qs[i] = q
 			c.k[li] = append(c.k[li], k...)
@@ -228,7 +216,7 @@ func (r *Reference) Extend(c *RefCache, tokens []int) ([][]float64, error) {
 				}
 			}
 			add(x[i], matVec(l.proj["o_proj"], attn))
-			h := rmsNorm(x[i], l.postNorm, cfg.RMSNormEps)
+			h := refRMSNorm(x[i], l.postNorm, cfg.RMSNormEps)
 			gate, up := matVec(l.proj["gate_proj"], h), matVec(l.proj["up_proj"], h)
 			for j := range gate {
 				gate[j] = gate[j] / (1 + math.Exp(-gate[j])) * up[j]
@@ -239,12 +227,13 @@ func (r *Reference) Extend(c *RefCache, tokens []int) ([][]float64, error) {
 	c.n += len(tokens)
 	logits := make([][]float64, len(tokens))
 	for i := range tokens {
-		logits[i] = matVec(r.head, rmsNorm(x[i], r.norm, cfg.RMSNormEps))
+		logits[i] = matVec(r.head, refRMSNorm(x[i], r.norm, cfg.RMSNormEps))
 	}
 	return logits, nil
 }
 
-func rmsNorm(x, w []float64, eps float64) []float64 {
+// refRMSNorm is RMSNorm in float64: x / √(mean(x²) + eps) · w.
+func refRMSNorm(x, w []float64, eps float64) []float64 {
 	var ss float64
 	for _, v := range x {
 		ss += v * v

@@ -237,7 +237,7 @@ func TestReferenceLoRA(t *testing.T) {
 		qb, db := randT(cfg.QDim(), rank, 0.3), randT(cfg.HiddenSize, rank, 0.3)
 		adapter.Layers = append(adapter.Layers, map[string]qwen3.LoRAPair{"q_proj": {A: qa, B: qb}, "down_proj": {A: da, B: db}})
 		l := merged.Layers[i]
-		l.QProj, l.DownProj = mergeLoRA(l.QProj, qa, qb, lcfg.LoRAScale()), mergeLoRA(l.DownProj, da, db, lcfg.LoRAScale())
+		l.QProj, l.DownProj = mergeLoRA(l.QProj, qa, qb, lcfg.Scale()), mergeLoRA(l.DownProj, da, db, lcfg.Scale())
 		merged.Layers[i] = l
 	}
 	if d := maxDiff(t, base, prefill(t, newRef(t, cfg, w, zeroB), tokens)); d != 0 {
@@ -250,7 +250,7 @@ func TestReferenceLoRA(t *testing.T) {
 	if d := maxDiff(t, lora, base); d < 1e-2 {
 		t.Errorf("the adapter does not move the logits: max |Δ| %g", d)
 	}
-	if s := (qwen3.LoRAConfig{Rank: 4, Alpha: 8, RSLoRA: true}).LoRAScale(); s != 4 {
+	if s := (qwen3.LoRAConfig{Rank: 4, Alpha: 8, RSLoRA: true}).Scale(); s != 4 {
 		t.Errorf("rsLoRA scale α/√r = %v", s)
 	}
 	bad := &qwen3.Adapter{Config: lcfg, Layers: slices.Clone(adapter.Layers)}
