@@ -61,7 +61,7 @@ var projIndex = map[string]int{"q_proj": 1, "k_proj": 2, "v_proj": 3, "o_proj": 
 // ModuleNames are the projections LoRA can adapt, in the order the graphs take them.
 var ModuleNames = []string{"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"}
 
-// New puts w on backend. It checks every tensor's shape against cfg.
+// New puts w on backend, after Validate of cfg and a check of every tensor's shape against it.
 func New(backend compute.Backend, cfg Config, w Weights, opt Options) (*Model, error) {
 	dt := opt.DType
 	if dt == dtypes.InvalidDType {
@@ -70,46 +70,25 @@ func New(backend compute.Backend, cfg Config, w Weights, opt Options) (*Model, e
 	if dt != dtypes.Float32 && dt != dtypes.Float64 {
 		return nil, fmt.Errorf("qwen3: graphs in %s are not implemented (float32 or float64)", dt)
 	}
-	if cfg.NumHiddenLayers <= 0 || cfg.HiddenSize <= 0 || cfg.VocabSize <= 0 || cfg.HeadDim <= 0 || cfg.HeadDim%2 != 0 ||
-		cfg.NumKeyValueHeads <= 0 || cfg.NumAttentionHeads%max(cfg.NumKeyValueHeads, 1) != 0 || cfg.IntermediateSize <= 0 {
-		return nil, fmt.Errorf("qwen3: configuration %+v has no implemented shape", cfg)
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
-	if len(w.Layers) != cfg.NumHiddenLayers {
-		return nil, fmt.Errorf("qwen3: %d layers of weights for num_hidden_layers %d", len(w.Layers), cfg.NumHiddenLayers)
+	if err := checkWeights(cfg, w); err != nil {
+		return nil, err
 	}
 	m := &Model{cfg: cfg, backend: backend, dtype: dt, execs: map[any]*graph.Exec{}}
-	h, q, kv, in, v := cfg.HiddenSize, cfg.QDim(), cfg.KVDim(), cfg.IntermediateSize, cfg.VocabSize
-	add := func(name string, t Tensor, dims ...int) error {
-		if !slices.Equal(t.Shape, dims) || len(t.Data) != product(dims) {
-			return fmt.Errorf("qwen3: %s has shape %v (%d values), want %v", name, t.Shape, len(t.Data), dims)
-		}
-		m.weights = append(m.weights, m.tensor(t.Data, dims...))
-		return nil
-	}
 	head := w.LMHead
 	if head.Data == nil && cfg.TieWordEmbeddings {
 		head = w.Embed
 	}
-	errs := []error{add("model.embed_tokens.weight", w.Embed, v, h), add("model.norm.weight", w.Norm, h), add("lm_head.weight", head, v, h)}
-	for i, l := range w.Layers {
-		p := fmt.Sprintf("model.layers.%d.", i)
-		errs = append(errs,
-			add(p+"input_layernorm.weight", l.InputNorm, h),
-			add(p+"self_attn.q_proj.weight", l.QProj, q, h),
-			add(p+"self_attn.k_proj.weight", l.KProj, kv, h),
-			add(p+"self_attn.v_proj.weight", l.VProj, kv, h),
-			add(p+"self_attn.o_proj.weight", l.OProj, h, q),
-			add(p+"self_attn.q_norm.weight", l.QNorm, cfg.HeadDim),
-			add(p+"self_attn.k_norm.weight", l.KNorm, cfg.HeadDim),
-			add(p+"post_attention_layernorm.weight", l.PostAttnNorm, h),
-			add(p+"mlp.gate_proj.weight", l.GateProj, in, h),
-			add(p+"mlp.up_proj.weight", l.UpProj, in, h),
-			add(p+"mlp.down_proj.weight", l.DownProj, h, in))
-	}
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
+	put := func(ts ...Tensor) { // in the order splitWeights reads them
+		for _, t := range ts {
+			m.weights = append(m.weights, m.tensor(t.Data, t.Shape...))
 		}
+	}
+	put(w.Embed, w.Norm, head)
+	for _, l := range w.Layers {
+		put(l.InputNorm, l.QProj, l.KProj, l.VProj, l.OProj, l.QNorm, l.KNorm, l.PostAttnNorm, l.GateProj, l.UpProj, l.DownProj)
 	}
 	return m, nil
 }
