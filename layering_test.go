@@ -89,16 +89,16 @@ var forbidden = []forbid{
 }
 
 // leaves import no other project package (their doc.go files say so).
-var leaves = []string{"internal/textrules", "internal/sandbox", "internal/atomicfile", "internal/paper", "internal/figure", "internal/actiontrie", "internal/cpuslot", "internal/tokenizer"}
+var leaves = []string{"internal/textrules", "internal/sandbox", "internal/atomicfile", "internal/paper", "internal/figure", "internal/actiontrie", "internal/cpuslot", "internal/tokenizer", "internal/mapfile"}
 
 // schemaMayImport is what schema imports of the project (schema/doc.go).
-var schemaMayImport = []string{"internal/atomicfile"}
+var schemaMayImport = []string{"internal/atomicfile", "internal/mapfile"}
 
-// under reports whether path is pkg or a package below it (both relative to the module).
 // gomlxModules are gomlx's modules, which only gpu/ imports: gomlx itself, its backends' API and
 // Go backend (compute), and its XLA backend (go-xla).
 var gomlxModules = []string{"github.com/gomlx/gomlx", "github.com/gomlx/compute", "github.com/gomlx/go-xla"}
 
+// under reports whether path is pkg or a package below it (both relative to the module).
 func under(path, pkg string) bool { return path == pkg || strings.HasPrefix(path, pkg+"/") }
 
 // Floor numbers of floors (above), for the rules that name them.
@@ -112,7 +112,7 @@ const (
 var floors = map[int][]string{
 	0: {".", "schema", "sql", "internal/layout", "internal/atomicfile", "internal/seed", "internal/sandbox",
 		"internal/textrules", "internal/redact", "internal/stats", "internal/arrowfmt", "internal/executor/search", "internal/paper", "internal/figure",
-		"internal/actiontrie", "internal/cpuslot", "internal/tokenizer"},
+		"internal/actiontrie", "internal/cpuslot", "internal/tokenizer", "internal/mapfile"},
 	1: {"internal/config", "internal/tasks", "internal/executor", "internal/orchestra", "internal/policy", "internal/sim",
 		"internal/rundir", "internal/duck", "internal/skills", "internal/probetable", "internal/doctor"},
 	2: {"gpu"},

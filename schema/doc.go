@@ -27,6 +27,7 @@
 //     (a decision's episode in the episodes file) are the stages' to check.
 //
 // The package must stay a leaf: it must not import DuckDB or any project
-// package but internal/atomicfile (atomic writes), and it holds no stage logic. Stages decide what goes into
+// package but internal/atomicfile (atomic writes) and internal/mapfile (mapped reads), and it holds
+// no stage logic. Stages decide what goes into
 // a table; this package only decides what a table is and how it is stored.
 package schema

@@ -11,6 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+
+	"github.com/evosteer/evosteer-go/internal/mapfile"
 )
 
 // File is an open, checked table file. Its data is memory-mapped (read into
@@ -48,7 +50,7 @@ func Open(path string) (*File, error) { return open(path, nil) }
 func (t *Table) Open(path string) (*File, error) { return open(path, t) }
 
 func open(path string, want *Table) (*File, error) {
-	data, unmap, err := mapFile(path)
+	data, unmap, err := mapfile.Map(path)
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) { // avoid "open p: open p: ..."

@@ -18,12 +18,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"slices"
 	"unicode/utf8"
 
 	"github.com/evosteer/evosteer-go/internal/atomicfile"
+	"github.com/evosteer/evosteer-go/internal/mapfile"
 )
 
 // DType is a tensor's element type in a safetensors file.
@@ -78,9 +80,13 @@ type stFile struct {
 
 // openSafetensors maps path and validates its header against the file.
 func openSafetensors(path string) (*stFile, error) {
-	data, unmap, err := mapFile(path)
+	data, unmap, err := mapfile.Map(path)
 	if err != nil {
-		return nil, fmt.Errorf("qwen3: %w", err)
+		var pe *fs.PathError
+		if errors.As(err, &pe) { // "qwen3: p: no such file", not "qwen3: p: open p: …"
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("qwen3: %s: %w", path, err)
 	}
 	f, err := parseSafetensors(path, data)
 	if err != nil {

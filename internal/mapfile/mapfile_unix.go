@@ -1,6 +1,6 @@
 //go:build unix
 
-package schema
+package mapfile
 
 import (
 	"errors"
@@ -13,12 +13,11 @@ import (
 // mmap is syscall.Mmap; a test stands in a filesystem that cannot map files.
 var mmap = syscall.Mmap
 
-// mapFile maps the whole file read-only. Files are immutable once renamed
-// into place (writes go to a temp file), so a shared read-only mapping is
-// safe and lets the IPC reader slice buffers without copying. Where the
-// filesystem cannot map files (ENODEV: some FUSE and network filesystems) the
-// file is read into memory instead. A directory is refused as one.
-func mapFile(path string) (data []byte, unmap func() error, err error) {
+// Map maps the whole file at path read-only and returns its bytes and the function that unmaps
+// them. A shared read-only mapping is safe because the files it serves are replaced by rename,
+// never written in place. An error is the file's (a *fs.PathError from os.Open), syscall.EISDIR
+// for a directory, or says what failed; the caller adds the path it names the file by.
+func Map(path string) (data []byte, unmap func() error, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err

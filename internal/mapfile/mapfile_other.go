@@ -1,11 +1,11 @@
 //go:build !unix
 
-package schema
+package mapfile
 
 import "os"
 
-// mapFile reads the whole file where mmap is not available.
-func mapFile(path string) (data []byte, unmap func() error, err error) {
+// Map reads the whole file where mmap is not available.
+func Map(path string) (data []byte, unmap func() error, err error) {
 	data, err = os.ReadFile(path)
 	if err != nil {
 		return nil, nil, err
