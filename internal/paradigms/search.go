@@ -3,6 +3,7 @@ package paradigms
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
@@ -123,6 +124,24 @@ func (r *SearchResult) Unavailable(cfg *config.Config) map[string]string {
 		}
 	}
 	return out
+}
+
+// UnavailableCells decodes a search's record (eval/workflows.json as evaluate writes it, read
+// from path by the caller; nil when there is none) into the evaluation cells no score fills:
+// searched_workflow → benchmark → the reason (Unavailable); nil when every benchmark has a
+// workflow.
+func UnavailableCells(path string, record []byte, cfg *config.Config) (map[string]map[string]string, error) {
+	if record == nil {
+		return nil, nil
+	}
+	var searched SearchResult
+	if err := json.Unmarshal(record, &searched); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if na := searched.Unavailable(cfg); len(na) > 0 {
+		return map[string]map[string]string{SearchedWorkflow: na}, nil
+	}
+	return nil, nil
 }
 
 // Search is the AFlow-style offline search of searched_workflow: every template of the grammar

@@ -217,18 +217,12 @@ func unavailable(searched *paradigms.SearchResult, cfg *config.Config) Unavailab
 // ReadUnavailable are the cells of a run's evaluation that no score fills, with the reason,
 // from eval/workflows.json (nil when the run's evaluation searched no workflow).
 func ReadUnavailable(r *rundir.Folder) (Unavailable, error) {
-	data, err := os.ReadFile(filepath.Join(r.Dir, layout.Eval, WorkflowsFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
+	path := filepath.Join(r.Dir, layout.Eval, layout.EvalWorkflowsFile)
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	var searched paradigms.SearchResult
-	if err := json.Unmarshal(data, &searched); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(r.Dir, layout.Eval, WorkflowsFile), err)
-	}
-	return unavailable(&searched, r.Config), nil
+	return paradigms.UnavailableCells(path, data, r.Config)
 }
 
 // summarize is one policy's run: per benchmark, the mean score and tokens per task.

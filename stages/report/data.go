@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -98,20 +97,10 @@ func load(r *rundir.Folder) (*data, error) {
 func readUnavailable(r *rundir.Folder) (map[string]map[string]string, error) {
 	path := filepath.Join(r.Dir, layout.Eval, layout.EvalWorkflowsFile)
 	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	var searched paradigms.SearchResult
-	if err := json.Unmarshal(data, &searched); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if na := searched.Unavailable(r.Config); len(na) > 0 {
-		return map[string]map[string]string{paradigms.SearchedWorkflow: na}, nil
-	}
-	return nil, nil
+	return paradigms.UnavailableCells(path, data, r.Config)
 }
 
 func (d *data) loadStep(r *rundir.Folder, step int, episodePaths []string) error {
