@@ -61,6 +61,19 @@ func (b *bigVLLM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(out.Bytes())
 }
 
+// bigDecision is a decision of 9 candidates of 4 tokens after a 20,000-token prompt.
+func bigDecision() (prompt []int, conts [][]int) {
+	prompt = make([]int, 20000)
+	for i := range prompt {
+		prompt[i] = 5 + i%256
+	}
+	conts = make([][]int, 9)
+	for i := range conts {
+		conts[i] = []int{40 + i, 41, 42, 2}
+	}
+	return prompt, conts
+}
+
 // A decision of 9 candidates × 20,000 prompt tokens: vLLM's honest reply is over 8 MiB (the
 // client's fixed cap) and is parsed, every continuation token's number exact.
 func TestVLLMHonestReplyOver8MiBIsParsed(t *testing.T) {
@@ -68,14 +81,7 @@ func TestVLLMHonestReplyOver8MiBIsParsed(t *testing.T) {
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
 	v := vllmClient(t, srv.URL, vllmModel.Name)
-	prompt := make([]int, 20000)
-	for i := range prompt {
-		prompt[i] = 5 + i%256
-	}
-	conts := make([][]int, 9)
-	for i := range conts {
-		conts[i] = []int{40 + i, 41, 42, 2}
-	}
+	prompt, conts := bigDecision()
 	got, err := v.Continuations(context.Background(), prompt, conts)
 	if err != nil {
 		t.Fatalf("%d-byte reply (%.1f MiB): %v", fake.replied.Load(), float64(fake.replied.Load())/(1<<20), err)
@@ -172,14 +178,7 @@ func TestSGLangReplyDoesNotGrowWithThePrompt(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	e := scoring.NewSGLang(testClient(t, srv.URL, m.Name))
-	prompt := make([]int, 20000)
-	for i := range prompt {
-		prompt[i] = 5 + i%256
-	}
-	conts := make([][]int, 9)
-	for i := range conts {
-		conts[i] = []int{40 + i, 41, 42, 2}
-	}
+	prompt, conts := bigDecision()
 	got, err := e.Continuations(context.Background(), prompt, conts)
 	if err != nil {
 		t.Fatal(err)
