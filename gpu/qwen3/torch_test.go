@@ -41,15 +41,18 @@ func runTorch(t *testing.T, jobsFile string) bool {
 
 // TestTorchCrossCheck runs testdata/torch_forward.py, an independent torch forward written from
 // transformers' modeling facts, on tiny random model folders (tied with BF16 weights, untied with
-// F32) and compares its logits at every position with the reference's: to 1e-9 (absolute, the
-// logits are of order 1) in float64, to 1e-4 of the largest logit in float32. Skipped where no
-// python3 imports torch.
+// F32, and untied with a PEFT LoRA adapter folder on every projection, rsLoRA, non-zero B, BF16,
+// which the script reads with struct/json and applies unmerged as PEFT's forward does) and
+// compares its logits at every position with the reference's (the adapter as ReadAdapter reads
+// it, merged in float64): to 1e-9 (absolute, the logits are of order 1) in float64, to 1e-4 of
+// the largest logit in float32. Skipped where no python3 imports torch.
 func TestTorchCrossCheck(t *testing.T) {
 	type job struct {
-		Folder string `json:"folder"`
-		DType  string `json:"dtype"`
-		Tokens []int  `json:"tokens"`
-		Out    string `json:"out"`
+		Folder  string `json:"folder"`
+		DType   string `json:"dtype"`
+		Tokens  []int  `json:"tokens"`
+		Out     string `json:"out"`
+		Adapter string `json:"adapter,omitempty"`
 	}
 	type check struct {
 		name string
@@ -59,10 +62,11 @@ func TestTorchCrossCheck(t *testing.T) {
 	var checks []check
 	tmp := t.TempDir()
 	for _, c := range []struct {
-		name  string
-		tied  bool
-		dtype qwen3.DType
-	}{{"tied-bf16", true, qwen3.BF16}, {"untied-f32", false, qwen3.F32}} {
+		name    string
+		tied    bool
+		dtype   qwen3.DType
+		adapter bool
+	}{{"tied-bf16", true, qwen3.BF16, false}, {"untied-f32", false, qwen3.F32, false}, {"untied-f32+lora-bf16", false, qwen3.F32, true}} {
 		cfg := qwen3test.Config()
 		cfg.TieWordEmbeddings = c.tied
 		cfg.RopeTheta = 100 // large angles at these few positions, so a rotary slip shows
@@ -72,10 +76,25 @@ func TestTorchCrossCheck(t *testing.T) {
 			t.Fatal(err)
 		}
 		tokens := randomTokens(8, 10, cfg.VocabSize)
-		want := prefill(t, newRef(t, m.Config, m.Weights, nil), tokens)
+		var adapterDir string
+		var adapter *qwen3.Adapter
+		if c.adapter {
+			adapterDir, _ = qwen3test.AdapterFolder(t, cfg, qwen3test.LoRAConfig(), 22, qwen3.BF16)
+			a, err := qwen3.ReadAdapter(adapterDir, cfg) // bf16-rounded, as torch reads it
+			if err != nil {
+				t.Fatal(err)
+			}
+			adapter = &a
+		}
+		want := prefill(t, newRef(t, m.Config, m.Weights, adapter), tokens)
+		if adapter != nil {
+			if d := maxDiff(t, want, prefill(t, newRef(t, m.Config, m.Weights, nil), tokens)); d < 0.1 {
+				t.Fatalf("%s: the adapter moves the logits by %g only: the check would not see it", c.name, d)
+			}
+		}
 		for _, dt := range []string{"float64", "float32"} {
 			name := c.name + "/torch-" + dt
-			checks = append(checks, check{name, want, job{dir, dt, tokens, filepath.Join(tmp, c.name+"-"+dt+".f64")}})
+			checks = append(checks, check{name, want, job{dir, dt, tokens, filepath.Join(tmp, c.name+"-"+dt+".f64"), adapterDir}})
 		}
 	}
 	jobs := make([]job, len(checks))

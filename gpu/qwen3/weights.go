@@ -118,15 +118,39 @@ func (l Limits) ReadWeights(dir string, cfg Config) (Weights, error) {
 	if err != nil {
 		return Weights{}, err
 	}
+	tiedHead, err := checkLocated(dir, cfg, tensors, files)
+	if err != nil {
+		return Weights{}, err
+	}
 	w := Weights{Layers: make([]Layer, cfg.NumHiddenLayers)}
+	want := specs(cfg)
+	for _, s := range want {
+		t := tensors[s.name]
+		*s.at(&w) = t.file.tensor(s.name)
+	}
+	if cfg.TieWordEmbeddings {
+		w.LMHead = w.Embed
+		if tiedHead != nil {
+			if err := tiedHeadError(tiedHead, w.Embed); err != nil {
+				return Weights{}, err
+			}
+		}
+	}
+	return w, nil
+}
+
+// checkLocated checks a checkpoint's tensors against cfg, from the headers: every tensor cfg
+// implies, with its shape, and no extra one but the harmless and a tied lm_head.weight, which it
+// returns (nil when absent) for its values to be compared with the embedding's.
+func checkLocated(dir string, cfg Config, tensors map[string]located, files []*stFile) (*located, error) {
 	want := specs(cfg)
 	for _, s := range want {
 		t, ok := tensors[s.name]
 		if !ok {
-			return Weights{}, fmt.Errorf("qwen3: %s: %s: missing (config.json asks for it, shape %v)", where(dir, files), s.name, s.shape)
+			return nil, fmt.Errorf("qwen3: %s: %s: missing (config.json asks for it, shape %v)", where(dir, files), s.name, s.shape)
 		}
 		if !slices.Equal(t.e.Shape, s.shape) {
-			return Weights{}, fmt.Errorf("qwen3: %s: %s: shape %v disagrees with config.json, which gives %v", t.file.path, s.name, t.e.Shape, s.shape)
+			return nil, fmt.Errorf("qwen3: %s: %s: shape %v disagrees with config.json, which gives %v", t.file.path, s.name, t.e.Shape, s.shape)
 		}
 	}
 	known := map[string]bool{}
@@ -140,23 +164,74 @@ func (l Limits) ReadWeights(dir string, cfg Config) (Weights, error) {
 		case name == "lm_head.weight" && cfg.TieWordEmbeddings:
 			tiedHead = &t
 		default:
-			return Weights{}, fmt.Errorf("qwen3: %s: %s: an extra tensor (shape %v) that a %s config.json does not have", t.file.path, name, t.e.Shape, describe(cfg))
+			return nil, fmt.Errorf("qwen3: %s: %s: an extra tensor (shape %v) that a %s config.json does not have", t.file.path, name, t.e.Shape, describe(cfg))
 		}
 	}
-	for _, s := range want {
-		t := tensors[s.name]
-		*s.at(&w) = t.file.tensor(s.name)
+	return tiedHead, nil
+}
+
+// tiedHeadError is the error of a stored lm_head.weight that differs from the embedding emb
+// although tie_word_embeddings is true.
+func tiedHeadError(head *located, emb Tensor) error {
+	t := head.file.tensor("lm_head.weight")
+	if !slices.Equal(t.Shape, emb.Shape) || !slices.Equal(t.Data, emb.Data) {
+		return fmt.Errorf("qwen3: %s: lm_head.weight: differs from model.embed_tokens.weight, but config.json's tie_word_embeddings is true", head.file.path)
 	}
-	if cfg.TieWordEmbeddings {
-		w.LMHead = w.Embed
-		if tiedHead != nil {
-			head := tiedHead.file.tensor("lm_head.weight")
-			if !slices.Equal(head.Shape, w.Embed.Shape) || !slices.Equal(head.Data, w.Embed.Data) {
-				return Weights{}, fmt.Errorf("qwen3: %s: lm_head.weight: differs from model.embed_tokens.weight, but config.json's tie_word_embeddings is true", tiedHead.file.path)
-			}
-		}
+	return nil
+}
+
+// WeightFiles is what a model folder's safetensors files hold, from their headers.
+type WeightFiles struct {
+	Files   []string // the files' names in the folder, sorted
+	Sharded bool     // model.safetensors.index.json and its shards, not model.safetensors
+	Tensors int
+	DTypes  []DType // sorted
+	Bytes   int64   // the tensors' bytes on disk
+}
+
+// InspectWeights reads the headers of dir's weight files (model.safetensors, or the index and its
+// shards, checked against each other) without reading the tensors.
+func InspectWeights(dir string) (WeightFiles, error) {
+	tensors, files, err := locate(dir)
+	for _, f := range files {
+		defer f.Close()
 	}
-	return w, nil
+	if err != nil {
+		return WeightFiles{}, err
+	}
+	out := WeightFiles{Tensors: len(tensors)}
+	for _, f := range files {
+		out.Files = append(out.Files, filepath.Base(f.path))
+		out.Bytes += int64(len(f.buf))
+	}
+	out.Sharded = len(files) != 1 || out.Files[0] != SingleFile
+	dtypes := map[DType]bool{}
+	for _, t := range tensors {
+		dtypes[t.e.DType] = true
+	}
+	out.DTypes = slices.Sorted(maps.Keys(dtypes))
+	return out, nil
+}
+
+// CheckWeights checks dir's weights against cfg as ReadWeights does, from the headers (a stored
+// tied lm_head.weight and the embedding are the only tensors read), under l.
+func (l Limits) CheckWeights(dir string, cfg Config) error {
+	if err := l.Validate(cfg); err != nil {
+		return err
+	}
+	tensors, files, err := locate(dir)
+	for _, f := range files {
+		defer f.Close()
+	}
+	if err != nil {
+		return err
+	}
+	tiedHead, err := checkLocated(dir, cfg, tensors, files)
+	if err != nil || tiedHead == nil {
+		return err
+	}
+	emb := tensors["model.embed_tokens.weight"]
+	return tiedHeadError(tiedHead, emb.file.tensor("model.embed_tokens.weight"))
 }
 
 func describe(cfg Config) string {
@@ -373,25 +448,36 @@ func (l Limits) Open(dir string) (*Folder, error) {
 	if err != nil {
 		return nil, err
 	}
-	tok, err := tokenizer.Load(filepath.Join(dir, TokenizerFile), tokenizer.Options{})
+	tok, tcfg, err := ReadTokenizer(dir, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("qwen3: %w", err)
-	}
-	if tok.VocabSize() > cfg.VocabSize {
-		return nil, fmt.Errorf("qwen3: %s: %d tokens, more than %s's vocab_size %d", filepath.Join(dir, TokenizerFile), tok.VocabSize(), ConfigFile, cfg.VocabSize)
-	}
-	tcfg, err := tokenizer.LoadConfig(filepath.Join(dir, TokenizerConfigFile))
-	if err != nil {
-		return nil, fmt.Errorf("qwen3: %w", err)
-	}
-	for _, sp := range []struct{ field, token string }{{"eos_token", tcfg.EOS}, {"bos_token", tcfg.BOS}, {"pad_token", tcfg.Pad}} {
-		if _, ok := tok.TokenID(sp.token); sp.token != "" && !ok {
-			return nil, fmt.Errorf("qwen3: %s: %s: %q is not a token of %s", filepath.Join(dir, TokenizerConfigFile), sp.field, sp.token, TokenizerFile)
-		}
+		return nil, err
 	}
 	w, err := l.ReadWeights(dir, cfg)
 	if err != nil {
 		return nil, err
 	}
 	return &Folder{Dir: dir, Config: cfg, Weights: w, Tokenizer: tok, TokenizerConfig: tcfg}, nil
+}
+
+// ReadTokenizer reads dir's tokenizer.json and tokenizer_config.json and checks them against cfg:
+// no more tokens than vocab_size, the special tokens (eos, bos, pad) in the vocabulary. Whether
+// the chat template is one this project renders is tcfg.ChatTemplate()'s answer.
+func ReadTokenizer(dir string, cfg Config) (tok *tokenizer.Tokenizer, tcfg tokenizer.Config, err error) {
+	tok, err = tokenizer.Load(filepath.Join(dir, TokenizerFile), tokenizer.Options{})
+	if err != nil {
+		return nil, tokenizer.Config{}, fmt.Errorf("qwen3: %w", err)
+	}
+	if tok.VocabSize() > cfg.VocabSize {
+		return nil, tokenizer.Config{}, fmt.Errorf("qwen3: %s: %d tokens, more than %s's vocab_size %d", filepath.Join(dir, TokenizerFile), tok.VocabSize(), ConfigFile, cfg.VocabSize)
+	}
+	tcfg, err = tokenizer.LoadConfig(filepath.Join(dir, TokenizerConfigFile))
+	if err != nil {
+		return nil, tokenizer.Config{}, fmt.Errorf("qwen3: %w", err)
+	}
+	for _, sp := range []struct{ field, token string }{{"eos_token", tcfg.EOS}, {"bos_token", tcfg.BOS}, {"pad_token", tcfg.Pad}} {
+		if _, ok := tok.TokenID(sp.token); sp.token != "" && !ok {
+			return nil, tokenizer.Config{}, fmt.Errorf("qwen3: %s: %s: %q is not a token of %s", filepath.Join(dir, TokenizerConfigFile), sp.field, sp.token, TokenizerFile)
+		}
+	}
+	return tok, tcfg, nil
 }

@@ -134,6 +134,9 @@ func TestWeightsRefusals(t *testing.T) {
 		c.edit(ts)
 		rewrite(t, single, ts)
 		w, err := qwen3.ReadWeights(base, cfg)
+		if cerr := (qwen3.Limits{}).CheckWeights(base, cfg); (cerr == nil) != (err == nil) || err != nil && cerr.Error() != err.Error() {
+			t.Errorf("%s: CheckWeights says %v, ReadWeights %v", c.what, cerr, err)
+		}
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%s: %v", c.what, err)
@@ -152,6 +155,27 @@ func TestWeightsRefusals(t *testing.T) {
 	rewrite(t, single, orig)
 	if _, err := qwen3.ReadWeights(base, untied); err == nil || !strings.Contains(err.Error(), "lm_head.weight: missing") {
 		t.Errorf("untied without lm_head: %v", err)
+	}
+}
+
+// InspectWeights summarises a folder's weight files from their headers: single or sharded, the
+// tensors, their dtypes and bytes.
+func TestInspectWeights(t *testing.T) {
+	cfg := qwen3test.Config()
+	for _, c := range []struct {
+		shards int
+		dtype  qwen3.DType
+		files  []string
+	}{{1, qwen3.BF16, []string{qwen3.SingleFile}}, {3, qwen3.F32, []string{"model-00001-of-00003.safetensors", "model-00002-of-00003.safetensors", "model-00003-of-00003.safetensors"}}} {
+		got, err := qwen3.InspectWeights(qwen3test.Folder(t, cfg, 1, c.dtype, c.shards))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := cfg.ParamCount()
+		if !slices.Equal(got.Files, c.files) || got.Sharded != (c.shards > 1) || got.Tensors != 1+11*cfg.NumHiddenLayers+1 ||
+			!slices.Equal(got.DTypes, []qwen3.DType{c.dtype}) || got.Bytes != n*int64(c.dtype.Size()) {
+			t.Errorf("%d shards: %+v", c.shards, got)
+		}
 	}
 }
 

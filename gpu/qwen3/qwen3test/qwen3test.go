@@ -8,8 +8,10 @@ package qwen3test
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/evosteer/evosteer-go/gpu/qwen3"
@@ -43,6 +45,45 @@ func Folder(t testing.TB, cfg qwen3.Config, seed uint64, dtype qwen3.DType, shar
 	}
 	WriteTokenizer(t, dir)
 	return dir
+}
+
+// LoRAConfig is a small adapter shape: rank 2, α 4, every projection, rsLoRA (so that the scale
+// α/√r differs from α/r, and a slip between the two shows).
+func LoRAConfig() qwen3.LoRAConfig {
+	return qwen3.LoRAConfig{Rank: 2, Alpha: 4, TargetModules: slices.Clone(qwen3.Projections), RSLoRA: true}
+}
+
+// Adapter is qwen3.NewAdapter(cfg, lcfg, seed) with every B drawn N(0, 0.3²) instead of zero,
+// so that the adapter moves the logits (a freshly initialised one changes nothing).
+func Adapter(t testing.TB, cfg qwen3.Config, lcfg qwen3.LoRAConfig, seed uint64) qwen3.Adapter {
+	t.Helper()
+	a, err := qwen3.NewAdapter(cfg, lcfg, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(seed, 2))
+	for _, layer := range a.Layers {
+		for _, m := range qwen3.Projections {
+			if p, ok := layer[m]; ok {
+				for i := range p.B.Data {
+					p.B.Data[i] = float32(0.3 * rng.NormFloat64())
+				}
+			}
+		}
+	}
+	return a
+}
+
+// AdapterFolder writes Adapter(cfg, lcfg, seed) as a PEFT adapter folder in dtype into a new
+// temporary folder of t, and returns it with the adapter as written (before any rounding).
+func AdapterFolder(t testing.TB, cfg qwen3.Config, lcfg qwen3.LoRAConfig, seed uint64, dtype qwen3.DType) (string, qwen3.Adapter) {
+	t.Helper()
+	a := Adapter(t, cfg, lcfg, seed)
+	dir := filepath.Join(t.TempDir(), "adapter")
+	if err := qwen3.WriteAdapterDType(dir, cfg, a, "tiny/qwen3", dtype); err != nil {
+		t.Fatal(err)
+	}
+	return dir, a
 }
 
 // WriteTokenizer writes the tiny tokenizer's tokenizer.json and tokenizer_config.json into dir.

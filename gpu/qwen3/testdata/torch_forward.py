@@ -5,10 +5,18 @@ before rotate-half rotary embeddings, grouped-query attention under a causal mas
 head_dim**-0.5, SwiGLU MLP, final norm, lm_head (tied to the embedding when the config says so).
 Reads model.safetensors with struct/json and torch.frombuffer (the safetensors package may be
 absent). Usage: torch_forward.py JOBS, a JSON list of {"folder", "dtype" (float32 or float64),
-"tokens", "out"} (one process for all, as importing torch takes seconds); each job writes the
-logits of every position to its out as little-endian float64, [positions, vocab].
+"tokens", "out", and optionally "adapter"} (one process for all, as importing torch takes
+seconds); each job writes the logits of every position to its out as little-endian float64,
+[positions, vocab].
+
+An "adapter" is a PEFT LoRA adapter folder, read from PEFT's documented layout (not with peft):
+adapter_config.json's r, lora_alpha, use_rslora and target_modules, and adapter_model.safetensors'
+base_model.model.model.layers.{i}.{self_attn|mlp}.{module}.lora_A.weight [r, in] and lora_B.weight
+[out, r]. Each targeted projection is applied unmerged, as PEFT's forward does:
+x @ W.T + s * (x @ A.T) @ B.T with s = lora_alpha / r (lora_alpha / sqrt(r) with use_rslora).
 """
 import json
+import math
 import os
 import struct
 import sys
@@ -46,9 +54,30 @@ def rotate_half(x):
     return torch.cat((-x[..., h:], x[..., :h]), dim=-1)
 
 
-def forward(folder, dtype, tokens):
+def read_adapter(folder, dtype):
+    if folder is None:
+        return None, 0.0
+    acfg = json.load(open(os.path.join(folder, "adapter_config.json")))
+    assert acfg["peft_type"] == "LORA" and not acfg.get("use_dora") and acfg.get("bias", "none") == "none"
+    r, alpha = acfg["r"], acfg["lora_alpha"]
+    s = alpha / math.sqrt(r) if acfg.get("use_rslora") else alpha / r
+    t = {k: v.to(dtype) for k, v in read_safetensors(os.path.join(folder, "adapter_model.safetensors")).items()}
+    return {"targets": set(acfg["target_modules"]), "tensors": t}, s
+
+
+def forward(folder, dtype, tokens, adapter_folder=None):
     cfg = json.load(open(os.path.join(folder, "config.json")))
     w = {k: v.to(dtype) for k, v in read_safetensors(os.path.join(folder, "model.safetensors")).items()}
+    adapter, scale = read_adapter(adapter_folder, dtype)
+
+    def linear(x, i, parent, module):
+        y = x @ w["model.layers.%d.%s.%s.weight" % (i, parent, module)].T
+        if adapter is not None and module in adapter["targets"]:
+            key = "base_model.model.model.layers.%d.%s.%s." % (i, parent, module)
+            a, b = adapter["tensors"][key + "lora_A.weight"], adapter["tensors"][key + "lora_B.weight"]
+            y = y + scale * ((x @ a.T) @ b.T)
+        return y
+
     eps, hd = cfg["rms_norm_eps"], cfg["head_dim"]
     nh, nkv = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     T = len(tokens)
@@ -63,9 +92,9 @@ def forward(folder, dtype, tokens):
     for i in range(cfg["num_hidden_layers"]):
         p = "model.layers.%d." % i
         h = rms_norm(x, w[p + "input_layernorm.weight"], eps)
-        q = (h @ w[p + "self_attn.q_proj.weight"].T).view(T, nh, hd).transpose(0, 1)
-        k = (h @ w[p + "self_attn.k_proj.weight"].T).view(T, nkv, hd).transpose(0, 1)
-        v = (h @ w[p + "self_attn.v_proj.weight"].T).view(T, nkv, hd).transpose(0, 1)
+        q = linear(h, i, "self_attn", "q_proj").view(T, nh, hd).transpose(0, 1)
+        k = linear(h, i, "self_attn", "k_proj").view(T, nkv, hd).transpose(0, 1)
+        v = linear(h, i, "self_attn", "v_proj").view(T, nkv, hd).transpose(0, 1)
         q = rms_norm(q, w[p + "self_attn.q_norm.weight"], eps)
         k = rms_norm(k, w[p + "self_attn.k_norm.weight"], eps)
         q = q * cos + rotate_half(q) * sin
@@ -74,11 +103,11 @@ def forward(folder, dtype, tokens):
         v = v.repeat_interleave(nh // nkv, dim=0)
         att = torch.softmax(q @ k.transpose(1, 2) * hd ** -0.5 + mask, dim=-1)
         o = (att @ v).transpose(0, 1).reshape(T, nh * hd)
-        x = x + o @ w[p + "self_attn.o_proj.weight"].T
+        x = x + linear(o, i, "self_attn", "o_proj")
         h = rms_norm(x, w[p + "post_attention_layernorm.weight"], eps)
-        g = h @ w[p + "mlp.gate_proj.weight"].T
-        u = h @ w[p + "mlp.up_proj.weight"].T
-        x = x + (torch.nn.functional.silu(g) * u) @ w[p + "mlp.down_proj.weight"].T
+        g = linear(h, i, "mlp", "gate_proj")
+        u = linear(h, i, "mlp", "up_proj")
+        x = x + linear(torch.nn.functional.silu(g) * u, i, "mlp", "down_proj")
     x = rms_norm(x, w["model.norm.weight"], eps)
     head = w["model.embed_tokens.weight"] if cfg.get("tie_word_embeddings") else w["lm_head.weight"]
     return x @ head.T
@@ -89,7 +118,7 @@ def main():
     for job in json.load(open(sys.argv[1])):
         dtype = {"float32": torch.float32, "float64": torch.float64}[job["dtype"]]
         with torch.no_grad():
-            logits = forward(job["folder"], dtype, job["tokens"])
+            logits = forward(job["folder"], dtype, job["tokens"], job.get("adapter"))
         vals = logits.to(torch.float64).flatten().tolist()
         with open(job["out"], "wb") as f:
             f.write(struct.pack("<%dd" % len(vals), *vals))

@@ -1,0 +1,140 @@
+//go:build duckdb_arrow
+
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/evosteer/evosteer-go/gpu/qwen3"
+	"github.com/evosteer/evosteer-go/gpu/qwen3/qwen3test"
+)
+
+// editJSON rewrites the JSON object file path with edit applied.
+func editJSON(t *testing.T, path string, edit func(map[string]any)) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	edit(doc)
+	if data, err = json.Marshal(doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A tiny Qwen3 folder (sharded BF16 weights) with a LoRA adapter: ok lines saying what each file
+// holds, the supported line, exit 0.
+func TestLMCheckSupported(t *testing.T) {
+	cfg := qwen3test.Config()
+	model := qwen3test.Folder(t, cfg, 1, qwen3.BF16, 3)
+	adapter, _ := qwen3test.AdapterFolder(t, cfg, qwen3test.LoRAConfig(), 2, qwen3.BF16)
+	out, err := run(t, "", "lm", "check", "--model", model, "--adapter", adapter)
+	t.Logf("lm check:\n%s", out)
+	if err != nil {
+		t.Fatalf("lm check: %v", err)
+	}
+	n, _ := cfg.ParamCount()
+	for _, want := range []string{
+		"ok   config: model_type qwen3 (Qwen3ForCausalLM): 2 layers, hidden 16, intermediate 24, 4 heads / 2 kv heads, head_dim 8, vocab 300, tied embedding and lm_head, torch_dtype bfloat16\n",
+		fmt.Sprintf("ok   size: %d parameters, %d bytes (", n, 4*n),
+		fmt.Sprintf("ok   weights: model.safetensors.index.json: 3 shards, 24 tensors, BF16, %d bytes; every tensor config.json implies, with its shape, and no other\n", 2*n),
+		`ok   tokenizer: tokenizer.json: 265 tokens (vocab_size 300); tokenizer_config.json: eos "<|im_end|>", bos null, pad "<|endoftext|>"` + "\n",
+		"ok   chat template: none in tokenizer_config.json: prompts are rendered with Qwen3's (thinking off)\n",
+		`ok   adapter: LoRA r 2, lora_alpha 4 (rsLoRA, scale α/√r = 2.828) on q_proj k_proj v_proj o_proj gate_proj up_proj down_proj in all 2 layers; adapter_model.safetensors: 28 tensors, BF16; base_model_name_or_path "tiny/qwen3"` + "\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no line %q", want)
+		}
+	}
+	if !strings.HasSuffix(out, "supported: the model folder and the adapter can be loaded by gpu/qwen3\n") || strings.Contains(out, "FAIL") {
+		t.Errorf("not supported:\n%s", out)
+	}
+	single := qwen3test.Folder(t, cfg, 1, qwen3.F32, 1)
+	if out, err := run(t, "", "lm", "check", "--model", single); err != nil || !strings.Contains(out, "ok   weights: model.safetensors (single file), 24 tensors, F32") ||
+		strings.Contains(out, "adapter") || !strings.HasSuffix(out, "supported: the model folder can be loaded by gpu/qwen3\n") {
+		t.Errorf("single file: %v\n%s", err, out)
+	}
+}
+
+// What is not supported: one FAIL line per problem naming the file, the field and the value, a
+// non-zero exit; checks that need the refused config.json say skip; the folder's text is escaped.
+func TestLMCheckRefuses(t *testing.T) {
+	cfg := qwen3test.Config()
+	for _, c := range []struct {
+		name    string
+		model   func(dir string)
+		adapter func(dir string)
+		want    []string
+		fails   int
+	}{
+		{"moe", func(dir string) {
+			editJSON(t, filepath.Join(dir, qwen3.ConfigFile), func(d map[string]any) { d["model_type"] = "qwen3_moe" })
+		}, nil, []string{`FAIL config: MODEL/config.json: model_type: "qwen3_moe" is not implemented (only "qwen3", the dense model)`,
+			"skip weights: model.safetensors (single file), 24 tensors, F32", "ok   tokenizer: ", "skip adapter: needs a supported config.json"}, 1},
+		{"dora", nil, func(dir string) {
+			editJSON(t, filepath.Join(dir, qwen3.AdapterConfigFile), func(d map[string]any) { d["use_dora"] = true })
+		}, []string{"ok   config: ", "FAIL adapter: ADAPTER/adapter_config.json: use_dora: true is not implemented (DoRA: only plain LoRA)"}, 1},
+		{"template and tensor", func(dir string) {
+			editJSON(t, filepath.Join(dir, qwen3.TokenizerConfigFile), func(d map[string]any) { d["chat_template"] = "{{ messages }}" })
+			ts, _, err := qwen3.ReadSafetensors(filepath.Join(dir, qwen3.SingleFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			delete(ts, "model.layers.1.mlp.up_proj.weight")
+			if err := qwen3.WriteSafetensors(filepath.Join(dir, qwen3.SingleFile), ts, qwen3.F32, nil); err != nil {
+				t.Fatal(err)
+			}
+		}, nil, []string{"FAIL weights: MODEL/model.safetensors: model.layers.1.mlp.up_proj.weight: missing (config.json asks for it, shape [24 16])",
+			"FAIL chat template: tokenizer_config.json: chat_template: sha256 ", "ok   adapter: "}, 2},
+		{"escaped", func(dir string) {
+			editJSON(t, filepath.Join(dir, qwen3.ConfigFile), func(d map[string]any) { d["hidden_act"] = "gelu\x1b[2J\r" })
+		}, nil, []string{`FAIL config: MODEL/config.json: hidden_act: "gelu\x1b[2J\r" is not implemented`}, 1},
+	} {
+		model := qwen3test.Folder(t, cfg, 1, qwen3.F32, 1)
+		adapter, _ := qwen3test.AdapterFolder(t, cfg, qwen3test.LoRAConfig(), 2, qwen3.F32)
+		if c.model != nil {
+			c.model(model)
+		}
+		if c.adapter != nil {
+			c.adapter(adapter)
+		}
+		out, err := run(t, "", "lm", "check", "--model", model, "--adapter", adapter)
+		t.Logf("%s:\n%s", c.name, out)
+		if want := fmt.Sprintf("lm check: %d problem(s) (the FAIL lines above)", c.fails); err == nil || err.Error() != want {
+			t.Errorf("%s: %v, want %q\n%s", c.name, err, want, out)
+		}
+		if n := strings.Count(out, "FAIL "); n != c.fails || strings.Contains(out, "supported:") {
+			t.Errorf("%s: %d FAIL lines, want %d\n%s", c.name, n, c.fails, out)
+		}
+		if i, ok := rawControl(out); ok {
+			t.Errorf("%s: control character %q at %d in\n%q", c.name, out[i], i, out)
+		}
+		for _, want := range c.want {
+			want = strings.NewReplacer("MODEL", model, "ADAPTER", adapter).Replace(want)
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: no line %q in\n%s", c.name, want, out)
+			}
+		}
+	}
+	// A path is printed as the folder names it: escaped.
+	model := qwen3test.Folder(t, cfg, 1, qwen3.F32, 1)
+	out, err := run(t, "", "lm", "check", "--model", model, "--adapter", filepath.Join(t.TempDir(), "ad\x1b[2Japter"))
+	if i, ok := rawControl(out); ok || err == nil || !strings.Contains(out, `FAIL adapter: open `) || !strings.Contains(out, `ad\x1b[2Japter/adapter_config.json: no such file or directory`) {
+		t.Errorf("raw control character at %d, or no FAIL line: %v\n%q", i, err, out)
+	}
+	if _, err := run(t, "", "lm", "check"); err == nil || !strings.Contains(err.Error(), `"model" not set`) {
+		t.Errorf("no --model: %v", err)
+	}
+}
