@@ -158,8 +158,9 @@ test:
 	$(GO) test -tags $(TAGS) -short -run '^$$' -bench . -benchtime 1x -count=1 ./...
 	$(GO) test -count=1 ./internal/duck
 
-## gpu-check: on a GPU machine (Go, and Python's PJRT CUDA plugin), check the policy network on
-## xla:cuda against the CPU kernels and run the update and scoring benchmarks on both
+## gpu-check: on a GPU machine (Go, and Python's PJRT CUDA plugin; transformers and peft for the
+## model), check the policy network on xla:cuda against the CPU kernels, the Qwen3 model against the
+## CPU backend and transformers + peft, and run the benchmarks on both
 .PHONY: gpu-check
 gpu-check:
 	./scripts/gpu-check.sh

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# gpu-check: run the policy network on a GPU through XLA and check it against the CPU kernels.
+# gpu-check: run the policy network and the Qwen3 model (gpu/qwen3) on a GPU through XLA, check
+# them against the CPU kernels and backend, and the model against transformers and peft.
 # On a machine with an NVIDIA GPU, Go, and a Python whose packages hold a PJRT CUDA plugin
 # (jax-cuda*-pjrt: xla_cuda_plugin.so) and the nvidia-* libraries. No internet is needed beyond
 # the Go module cache. Prints what it found, the agreement test and the benchmarks on both.
@@ -45,3 +46,13 @@ for backend in simplego xla:cuda; do
   echo "== benchmarks on $backend"
   EVOSTEER_TEST_BACKEND=$backend go test -tags "$tags" -count=1 -run '^$' -bench 'BenchmarkUpdate$|BenchmarkPolicyNetScore$' -benchtime 5x ./gpu
 done
+
+# The Qwen3 model (gpu/qwen3 TestGPUCheck): a random model of Qwen3-0.6B's shape and a LoRA adapter
+# (r 64, α 128) written as Hugging Face and PEFT folders; the graphs on xla:cuda against the CPU
+# backend, then transformers and peft on the same folders against ours (required here: pip
+# install transformers peft where they are absent), then prefill tokens/s, trie-scored decisions/s
+# and the adapter gradient of 192 decisions, written to $QWEN3_CHECK_DIR/metrics.json.
+QWEN3_CHECK_DIR=${QWEN3_CHECK_DIR:-$(mktemp -d)}
+echo "== Qwen3 model on xla:cuda (folders and metrics in $QWEN3_CHECK_DIR)"
+EVOSTEER_QWEN3_GPU_CHECK=$QWEN3_CHECK_DIR EVOSTEER_QWEN3_ORACLE=required EVOSTEER_TEST_BACKEND=xla:cuda \
+  go test -tags "$tags" -count=1 -timeout 30m -run '^TestGPUCheck$' -v ./gpu/qwen3

@@ -195,9 +195,9 @@ func describeWeights(f qwen3.WeightFiles) string {
 
 func describeAdapter(f *qwen3.AdapterFolder) string {
 	c := f.Adapter.Config
-	scale := fmt.Sprintf("scale α/r = %.4g", c.LoRAScale())
+	scale := fmt.Sprintf("scale α/r = %.4g", c.Scale())
 	if c.RSLoRA {
-		scale = fmt.Sprintf("rsLoRA, scale α/√r = %.4g", c.LoRAScale())
+		scale = fmt.Sprintf("rsLoRA, scale α/√r = %.4g", c.Scale())
 	}
 	dtypes := make([]string, len(f.DTypes))
 	for i, d := range f.DTypes {

@@ -56,17 +56,8 @@ func AdapterKey(layer int, module, ab string) string {
 	return fmt.Sprintf("%s%d.%s.%s.lora_%s.weight", adapterKeyPrefix, layer, projectionParent(module), module, ab)
 }
 
-// projectionDims are the [out, in] of each adaptable projection under cfg.
-func projectionDims(cfg Config) map[string][2]int {
-	return map[string][2]int{
-		"q_proj": {cfg.QDim(), cfg.HiddenSize}, "k_proj": {cfg.KVDim(), cfg.HiddenSize}, "v_proj": {cfg.KVDim(), cfg.HiddenSize},
-		"o_proj": {cfg.HiddenSize, cfg.QDim()}, "gate_proj": {cfg.IntermediateSize, cfg.HiddenSize},
-		"up_proj": {cfg.IntermediateSize, cfg.HiddenSize}, "down_proj": {cfg.HiddenSize, cfg.IntermediateSize},
-	}
-}
-
 // checkLoRAConfig refuses a rank that is not positive, a non-finite α and target modules that are
-// empty, repeated or not among Projections.
+// empty, repeated or not among ModuleNames.
 func checkLoRAConfig(c LoRAConfig) error {
 	if c.Rank <= 0 {
 		return fmt.Errorf("r: %d is not positive", c.Rank)
@@ -79,8 +70,8 @@ func checkLoRAConfig(c LoRAConfig) error {
 	}
 	seen := map[string]bool{}
 	for _, m := range c.TargetModules {
-		if !slices.Contains(Projections, m) {
-			return fmt.Errorf("target_modules: %q is not implemented (only %s)", m, strings.Join(Projections, ", "))
+		if !slices.Contains(ModuleNames, m) {
+			return fmt.Errorf("target_modules: %q is not implemented (only %s)", m, strings.Join(ModuleNames, ", "))
 		}
 		if seen[m] {
 			return fmt.Errorf("target_modules: %q appears twice", m)
@@ -113,25 +104,24 @@ func completeAdapter(cfg Config, a Adapter) error {
 // (init_lora_weights true): every A drawn from kaiming_uniform_ with a = √5, which for A [r, in]
 // is U(−1/√in, 1/√in) (gain √(2/(1+a²)) = 1/√3, bound gain·√(3/fan_in)); every B zero, so that
 // the adapted model starts equal to the base model. The draws are seeded: layer by layer, the
-// target modules in Projections order, A row-major.
-func NewAdapter(cfg Config, lcfg LoRAConfig, seed uint64) (Adapter, error) {
+// target modules in ModuleNames order, A row-major.
+func NewAdapter(cfg Config, lcfg LoRAConfig, seed uint64) (*Adapter, error) {
 	if err := cfg.Validate(); err != nil {
-		return Adapter{}, err
+		return nil, err
 	}
 	if err := checkLoRAConfig(lcfg); err != nil {
-		return Adapter{}, fmt.Errorf("qwen3: adapter: %w", err)
+		return nil, fmt.Errorf("qwen3: adapter: %w", err)
 	}
 	lcfg.TargetModules = slices.Clone(lcfg.TargetModules)
 	rng := rand.New(rand.NewPCG(seed, 0x5851f42d4c957f2d))
-	dims := projectionDims(cfg)
-	a := Adapter{Config: lcfg, Layers: make([]map[string]LoRAPair, cfg.NumHiddenLayers)}
+	a := &Adapter{Config: lcfg, Layers: make([]map[string]LoRAPair, cfg.NumHiddenLayers)}
 	for i := range a.Layers {
 		a.Layers[i] = map[string]LoRAPair{}
-		for _, m := range Projections {
+		for _, m := range ModuleNames {
 			if !slices.Contains(lcfg.TargetModules, m) {
 				continue
 			}
-			out, in := dims[m][0], dims[m][1]
+			out, in := projDims(cfg, m)
 			bound := 1 / math.Sqrt(float64(in))
 			A := Tensor{Shape: []int{lcfg.Rank, in}, Data: make([]float32, lcfg.Rank*in)}
 			for j := range A.Data {
@@ -147,7 +137,7 @@ func NewAdapter(cfg Config, lcfg LoRAConfig, seed uint64) (Adapter, error) {
 // layout, keys sorted, indented by two spaces, a final newline). The fields are those PEFT's
 // LoraConfig saves, with every feature this package does not implement at its off value, so
 // that PEFT, vLLM and SGLang read the adapter as plain LoRA: peft_type LORA, task_type
-// CAUSAL_LM, r, lora_alpha, target_modules (in Projections order), use_rslora, lora_dropout 0,
+// CAUSAL_LM, r, lora_alpha, target_modules (in ModuleNames order), use_rslora, lora_dropout 0,
 // bias none, fan_in_fan_out false, use_dora false, init_lora_weights true, inference_mode true,
 // base_model_name_or_path; null or empty layers_to_transform, layers_pattern, rank_pattern,
 // alpha_pattern, modules_to_save, layer_replication, auto_mapping and revision.
@@ -156,7 +146,7 @@ func AdapterConfigJSON(a Adapter, baseModel string) ([]byte, error) {
 		return nil, fmt.Errorf("qwen3: adapter: %w", err)
 	}
 	var targets []string
-	for _, m := range Projections {
+	for _, m := range ModuleNames {
 		if slices.Contains(a.Config.TargetModules, m) {
 			targets = append(targets, m)
 		}
@@ -376,7 +366,6 @@ func OpenAdapter(dir string, cfg Config) (*AdapterFolder, error) {
 		return nil, err
 	}
 	defer f.Close()
-	dims := projectionDims(cfg)
 	a := Adapter{Config: lcfg, Layers: make([]map[string]LoRAPair, cfg.NumHiddenLayers)}
 	type pairKey struct {
 		layer  int
@@ -399,16 +388,17 @@ func OpenAdapter(dir string, cfg Config) (*AdapterFolder, error) {
 		layer, _ := strconv.Atoi(m[1])
 		parent, module, ab := m[2], m[3], m[4]
 		switch {
-		case !slices.Contains(Projections, module) || projectionParent(module) != parent:
-			return nil, fmt.Errorf("qwen3: %s: %s: %s.%s is not one of Qwen3's projections (%s)", wpath, name, parent, module, strings.Join(Projections, ", "))
+		case !slices.Contains(ModuleNames, module) || projectionParent(module) != parent:
+			return nil, fmt.Errorf("qwen3: %s: %s: %s.%s is not one of Qwen3's projections (%s)", wpath, name, parent, module, strings.Join(ModuleNames, ", "))
 		case !slices.Contains(lcfg.TargetModules, module):
 			return nil, fmt.Errorf("qwen3: %s: %s: %s is not among %s's target_modules %v", wpath, name, module, AdapterConfigFile, lcfg.TargetModules)
 		case layer >= cfg.NumHiddenLayers:
 			return nil, fmt.Errorf("qwen3: %s: %s: layer %d is past config.json's num_hidden_layers %d", wpath, name, layer, cfg.NumHiddenLayers)
 		}
-		want := []int{lcfg.Rank, dims[module][1]}
+		out, in := projDims(cfg, module)
+		want := []int{lcfg.Rank, in}
 		if ab == "B" {
-			want = []int{dims[module][0], lcfg.Rank}
+			want = []int{out, lcfg.Rank}
 		}
 		if !slices.Equal(e.Shape, want) {
 			return nil, fmt.Errorf("qwen3: %s: %s: shape %v, but r %d and config.json give %v", wpath, name, e.Shape, lcfg.Rank, want)
@@ -512,7 +502,7 @@ func parseAdapterConfig(path string, data []byte) (LoRAConfig, string, error) {
 		if t != "all-linear" {
 			return c, "", bad("target_modules", "is a regular expression, which is not implemented (a list of the projections, or \"all-linear\")")
 		}
-		c.TargetModules = slices.Clone(Projections)
+		c.TargetModules = slices.Clone(ModuleNames)
 	case []any:
 		for _, m := range t {
 			name, ok := m.(string)

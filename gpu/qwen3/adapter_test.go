@@ -67,7 +67,7 @@ func TestAdapterRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if meta["format"] != "pt" || len(tensors) != 2*len(qwen3.Projections)*cfg.NumHiddenLayers {
+	if meta["format"] != "pt" || len(tensors) != 2*len(qwen3.ModuleNames)*cfg.NumHiddenLayers {
 		t.Errorf("metadata %v, %d tensors", meta, len(tensors))
 	}
 	for _, key := range []string{"base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight", "base_model.model.model.layers.1.self_attn.o_proj.lora_B.weight",
@@ -216,7 +216,7 @@ func TestNewAdapter(t *testing.T) {
 	}
 	w := qwen3test.Weights(cfg, 3)
 	tokens := randomTokens(2, 5, cfg.VocabSize)
-	if d := maxDiff(t, prefill(t, newRef(t, cfg, w, &a), tokens), prefill(t, newRef(t, cfg, w, nil), tokens)); d != 0 {
+	if d := maxDiff(t, prefill(t, newRef(t, cfg, w, a), tokens), prefill(t, newRef(t, cfg, w, nil), tokens)); d != 0 {
 		t.Errorf("a fresh adapter moves the logits: %g", d)
 	}
 	for _, c := range []struct {

@@ -35,9 +35,6 @@ type refLayer struct {
 	proj                           map[string]matrix // q_proj … down_proj
 }
 
-// Projections are the adaptable projections by PEFT module name.
-var Projections = []string{"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"}
-
 func (l *Layer) projection(name string) Tensor {
 	return map[string]Tensor{"q_proj": l.QProj, "k_proj": l.KProj, "v_proj": l.VProj, "o_proj": l.OProj,
 		"gate_proj": l.GateProj, "up_proj": l.UpProj, "down_proj": l.DownProj}[name]
@@ -73,7 +70,7 @@ func NewReference(cfg Config, w Weights, adapter *Adapter) (*Reference, error) {
 	for i, l := range w.Layers {
 		rl := refLayer{inNorm: widen(l.InputNorm), qNorm: widen(l.QNorm), kNorm: widen(l.KNorm),
 			postNorm: widen(l.PostAttnNorm), proj: map[string]matrix{}}
-		for _, name := range Projections {
+		for _, name := range ModuleNames {
 			m := toMatrix(l.projection(name))
 			if adapter != nil {
 				if p, ok := adapter.Layers[i][name]; ok {

@@ -50,7 +50,7 @@ func Folder(t testing.TB, cfg qwen3.Config, seed uint64, dtype qwen3.DType, shar
 // LoRAConfig is a small adapter shape: rank 2, α 4, every projection, rsLoRA (so that the scale
 // α/√r differs from α/r, and a slip between the two shows).
 func LoRAConfig() qwen3.LoRAConfig {
-	return qwen3.LoRAConfig{Rank: 2, Alpha: 4, TargetModules: slices.Clone(qwen3.Projections), RSLoRA: true}
+	return qwen3.LoRAConfig{Rank: 2, Alpha: 4, TargetModules: slices.Clone(qwen3.ModuleNames), RSLoRA: true}
 }
 
 // Adapter is qwen3.NewAdapter(cfg, lcfg, seed) with every B drawn N(0, 0.3²) instead of zero,
@@ -63,7 +63,7 @@ func Adapter(t testing.TB, cfg qwen3.Config, lcfg qwen3.LoRAConfig, seed uint64)
 	}
 	rng := rand.New(rand.NewPCG(seed, 2))
 	for _, layer := range a.Layers {
-		for _, m := range qwen3.Projections {
+		for _, m := range qwen3.ModuleNames {
 			if p, ok := layer[m]; ok {
 				for i := range p.B.Data {
 					p.B.Data[i] = float32(0.3 * rng.NormFloat64())
@@ -71,7 +71,7 @@ func Adapter(t testing.TB, cfg qwen3.Config, lcfg qwen3.LoRAConfig, seed uint64)
 			}
 		}
 	}
-	return a
+	return *a
 }
 
 // AdapterFolder writes Adapter(cfg, lcfg, seed) as a PEFT adapter folder in dtype into a new
