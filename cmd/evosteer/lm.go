@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/evosteer/evosteer-go/gpu"
 	"github.com/evosteer/evosteer-go/gpu/qwen3"
 	"github.com/evosteer/evosteer-go/internal/arrowfmt"
 	"github.com/evosteer/evosteer-go/internal/tokenizer"
@@ -25,14 +26,13 @@ tokenizer_config.json), optionally with a PEFT LoRA adapter folder (adapter_conf
 adapter_model.safetensors, as huggingface/peft saves it and vLLM or SGLang load it). Nothing is
 downloaded: a model is a folder you bring.
 
-  evosteer lm check --model DIR [--adapter DIR]   what the folders hold, and whether this build runs them`,
+  evosteer lm check --model DIR [--adapter DIR]   what the folders hold, and whether this build runs them
+  evosteer lm score --model DIR [--adapter DIR] --prompt FILE --actions FILE
+                                                 each legal action's trie-masked log-probability`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newLMCheckCmd())
-	// `lm score` (issue 49) goes here: scoring a decision's legal actions with the model and an
-	// adapter needs gpu/qwen3's graphs (forward, KV cache, trie-masked scoring), which land on
-	// another branch; it will read the folders with the same checks as lm check.
+	cmd.AddCommand(newLMCheckCmd(), newLMScoreCmd())
 	return cmd
 }
 
@@ -224,4 +224,142 @@ func gib(n int64) string {
 		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 	}
 	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+}
+
+func newLMScoreCmd() *cobra.Command {
+	var model, adapter, system, prompt, actions, backend, dtype string
+	cmd := &cobra.Command{
+		Use:   "score --model DIR [--adapter DIR] --prompt FILE --actions FILE",
+		Short: "Print each legal action's trie-masked log-probability under a Qwen3 model (and its adapter)",
+		Long: `Score one decision with the in-process model: the chat prompt of the system message (--system
+FILE, optional) and the user message (--prompt FILE), rendered with the folder's chat template
+(Qwen3's), and the legal actions of --actions FILE, one per line (an action's canonical JSON;
+empty lines are skipped, and the actions must differ). Each action's reply is its text followed
+by the template's end of turn, as the served scorer sends it. The prompt is read once (one
+prefill); the actions' token paths form a trie, and each branching position costs one cached
+extension and a softmax over the tokens allowed there only.
+
+It prints the prompt's token count, the forward calls made, and a line per action: its index,
+log ρ (the model, adapter off) and, with --adapter, log θ (adapter on), then the action (control
+characters escaped). The log-probabilities of the actions sum, as probabilities, to 1. It writes
+nothing.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return lmScore(cmd.OutOrStdout(), model, adapter, system, prompt, actions, backend, dtype)
+		},
+	}
+	cmd.Flags().StringVar(&model, "model", "", "the model folder (config.json, safetensors weights, tokenizer files)")
+	cmd.Flags().StringVar(&adapter, "adapter", "", "a PEFT LoRA adapter folder: scores θ (adapter on) beside ρ")
+	cmd.Flags().StringVar(&system, "system", "", "a file holding the system message (none when not given)")
+	cmd.Flags().StringVar(&prompt, "prompt", "", "a file holding the user message (the controller prompt)")
+	cmd.Flags().StringVar(&actions, "actions", "", "a file of the legal actions, one per line")
+	cmd.Flags().StringVar(&backend, "backend", "simplego", "the gomlx backend: simplego (CPU), xla or xla:PLUGIN in builds with -tags xla")
+	cmd.Flags().StringVar(&dtype, "dtype", "float32", "the graphs' dtype: float32 or float64")
+	for _, f := range []string{"model", "prompt", "actions"} {
+		_ = cmd.MarkFlagRequired(f)
+	}
+	return cmd
+}
+
+// lmScore scores the decision of the files with the model folder (and adapter) and writes the
+// table to w.
+func lmScore(w io.Writer, modelDir, adapterDir, systemFile, promptFile, actionsFile, backend, dtype string) error {
+	dt, err := qwen3.GraphDType(dtype)
+	if err != nil {
+		return fmt.Errorf("lm score: --dtype: %w", err)
+	}
+	system := ""
+	if systemFile != "" {
+		data, err := os.ReadFile(systemFile)
+		if err != nil {
+			return fmt.Errorf("lm score: --system: %w", err)
+		}
+		system = string(data)
+	}
+	user, err := os.ReadFile(promptFile)
+	if err != nil {
+		return fmt.Errorf("lm score: --prompt: %w", err)
+	}
+	candidates, err := readActions(actionsFile)
+	if err != nil {
+		return fmt.Errorf("lm score: --actions: %w", err)
+	}
+	folder, err := qwen3.Open(modelDir)
+	if err != nil {
+		return fmt.Errorf("lm score: %w", err)
+	}
+	template, err := folder.ChatTemplate()
+	if err != nil {
+		return fmt.Errorf("lm score: %w", err)
+	}
+	d, err := qwen3.NewDecision(folder.Tokenizer, template, system, string(user), candidates)
+	if err != nil {
+		return fmt.Errorf("lm score: %w", err)
+	}
+	b, err := gpu.NewBackend(backend)
+	if err != nil {
+		return fmt.Errorf("lm score: %w", err)
+	}
+	m, err := qwen3.New(b, folder.Config, folder.Weights, qwen3.Options{DType: dt})
+	if err != nil {
+		return fmt.Errorf("lm score: %w", err)
+	}
+	rho, err := m.Score(d, false)
+	if err != nil {
+		return fmt.Errorf("lm score: %w", err)
+	}
+	var theta *qwen3.Scored
+	if adapterDir != "" {
+		a, err := qwen3.ReadAdapter(adapterDir, folder.Config)
+		if err != nil {
+			return fmt.Errorf("lm score: %w", err)
+		}
+		if err := m.SetAdapter(&a); err != nil {
+			return fmt.Errorf("lm score: %w", err)
+		}
+		if theta, err = m.Score(d, true); err != nil {
+			return fmt.Errorf("lm score: %w", err)
+		}
+	}
+	fmt.Fprintf(w, "prompt: %d tokens; %d actions; forward calls of ρ: %d prefill, %d extensions, %d tokens\n",
+		len(d.Prompt), len(d.Actions), rho.Work.Prefills, rho.Work.Extensions, rho.Work.Tokens)
+	header := fmt.Sprintf("%4s  %12s", "#", "log ρ")
+	if theta != nil {
+		header += fmt.Sprintf("  %12s", "log θ")
+	}
+	fmt.Fprintln(w, header+"  action")
+	for i, c := range candidates {
+		row := fmt.Sprintf("%4d  %12.6f", i, rho.LogProbs[i])
+		if theta != nil {
+			row += fmt.Sprintf("  %12.6f", theta.LogProbs[i])
+		}
+		fmt.Fprintln(w, row+"  "+arrowfmt.Escape(c))
+	}
+	return nil
+}
+
+// readActions reads one action a line (CRLF or LF; empty lines skipped), refusing none and a
+// repeated one, naming its lines.
+func readActions(path string) ([]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	line := map[string]int{}
+	for i, l := range strings.Split(string(data), "\n") {
+		l = strings.TrimSuffix(l, "\r")
+		if l == "" {
+			continue
+		}
+		if first, ok := line[l]; ok {
+			return nil, fmt.Errorf("%s:%d: the action of line %d again (the legal actions differ)", path, i+1, first)
+		}
+		line[l] = i + 1
+		out = append(out, l)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no action", path)
+	}
+	return out, nil
 }

@@ -5,8 +5,10 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -136,5 +138,71 @@ func TestLMCheckRefuses(t *testing.T) {
 	}
 	if _, err := run(t, "", "lm", "check"); err == nil || !strings.Contains(err.Error(), `"model" not set`) {
 		t.Errorf("no --model: %v", err)
+	}
+}
+
+// lm score on a tiny folder and adapter: one line per action with log ρ and log θ, whose
+// probabilities each sum to 1, θ moved off ρ by the adapter, float32 within 1e-4 of float64, and
+// one prefill for the decision; a repeated action, no action and a missing file are refused
+// naming the file (and the lines).
+func TestLMScore(t *testing.T) {
+	cfg := qwen3test.Config()
+	model := qwen3test.Folder(t, cfg, 1, qwen3.F32, 1)
+	adapter, _ := qwen3test.AdapterFolder(t, cfg, qwen3test.LoRAConfig(), 2, qwen3.F32)
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	prompt := write("prompt.txt", "Task: add the first agent.\nLegal actions follow.")
+	actions := write("actions.txt", "{\"op\":\"ADD_AGENT\",\"role\":\"solver\"}\r\n{\"op\":\"ADD_AGENT\",\"role\":\"verifier\"}\n\n{\"op\":\"STOP\"}\n")
+	scores := func(dtype string) (rho, theta []float64, out string) {
+		out, err := run(t, "", "lm", "score", "--model", model, "--adapter", adapter, "--prompt", prompt, "--actions", actions, "--dtype", dtype)
+		if err != nil {
+			t.Fatalf("lm score --dtype %s: %v\n%s", dtype, err, out)
+		}
+		for _, l := range strings.Split(out, "\n") {
+			var i int
+			var r, th float64
+			if n, _ := fmt.Sscanf(l, "%d %g %g", &i, &r, &th); n == 3 {
+				rho, theta = append(rho, r), append(theta, th)
+			}
+		}
+		return rho, theta, out
+	}
+	rho, theta, out := scores("float64")
+	t.Logf("lm score:\n%s", out)
+	if len(rho) != 3 || !strings.Contains(out, "; 3 actions; forward calls of ρ: 1 prefill,") || !strings.Contains(out, `{"op":"STOP"}`) {
+		t.Fatalf("want 3 actions, one prefill:\n%s", out)
+	}
+	sum := func(lp []float64) (s float64) {
+		for _, v := range lp {
+			s += math.Exp(v)
+		}
+		return s
+	}
+	if math.Abs(sum(rho)-1) > 1e-5 || math.Abs(sum(theta)-1) > 1e-5 {
+		t.Errorf("probabilities sum to %v (ρ) and %v (θ), want 1", sum(rho), sum(theta))
+	}
+	if slices.Equal(rho, theta) {
+		t.Error("the adapter did not move θ off ρ")
+	}
+	rho32, theta32, _ := scores("float32")
+	for i := range rho {
+		if math.Abs(rho32[i]-rho[i]) > 1e-4 || math.Abs(theta32[i]-theta[i]) > 1e-4 {
+			t.Errorf("action %d: float32 %v %v, float64 %v %v", i, rho32[i], theta32[i], rho[i], theta[i])
+		}
+	}
+	for _, c := range []struct{ actions, want string }{
+		{write("twice.txt", "{\"op\":\"STOP\"}\nA\n{\"op\":\"STOP\"}\n"), "twice.txt:3: the action of line 1 again"},
+		{write("none.txt", "\n\n"), "none.txt: no action"},
+		{filepath.Join(dir, "absent.txt"), "absent.txt: no such file"},
+	} {
+		if out, err := run(t, "", "lm", "score", "--model", model, "--prompt", prompt, "--actions", c.actions); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("--actions %s: %v, want %q\n%s", c.actions, err, c.want, out)
+		}
 	}
 }

@@ -61,6 +61,17 @@ var projIndex = map[string]int{"q_proj": 1, "k_proj": 2, "v_proj": 3, "o_proj": 
 // ModuleNames are the projections LoRA can adapt, in the order the graphs take them.
 var ModuleNames = []string{"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"}
 
+// GraphDType is the graphs' dtype by name: float32 or float64 (float64 is the checks' exact path).
+func GraphDType(name string) (dtypes.DType, error) {
+	switch name {
+	case "float32":
+		return dtypes.Float32, nil
+	case "float64":
+		return dtypes.Float64, nil
+	}
+	return dtypes.InvalidDType, fmt.Errorf("qwen3: graphs in %q are not implemented (float32 or float64)", name)
+}
+
 // New puts w on backend, after Validate of cfg and a check of every tensor's shape against it.
 func New(backend compute.Backend, cfg Config, w Weights, opt Options) (*Model, error) {
 	dt := opt.DType
