@@ -24,6 +24,12 @@ import (
 // ratio to torch's, x-torch (>1: faster than torch). Nothing is asserted about times.
 //
 //	go test -run '^$' -bench . -benchtime 1x ./gpu/qwen3/
+//
+// Debian's python3-torch does its matrix products in libblas.so.3, netlib's reference BLAS unless
+// an optimised one is installed as the alternative: ~2 GFLOP/s on these cores against OpenBLAS's
+// ~75, so the torch half then takes many minutes and x-torch flatters Go. For a fair baseline put
+// OpenBLAS's libblas.so.3 first, e.g. LD_LIBRARY_PATH=…/openblas-pthread (libopenblas0-pthread,
+// unpacked with dpkg -x where it is not installed); the log names the BLAS torch loaded.
 var bench struct {
 	once  sync.Once
 	cfg   Config
@@ -136,6 +142,7 @@ type torchTimes struct {
 	KVLogProbs      []float64 `json:"kv_logprobs"`
 	Torch           string    `json:"torch"`
 	Threads         int       `json:"threads"`
+	BLAS            string    `json:"blas"`
 }
 
 // runTorchBench writes the model's folder and runs testdata/torch_bench.py on the benchmarks'
@@ -180,8 +187,8 @@ func runTorchBench(b *testing.B, cfg Config, w Weights) (*torchTimes, error) {
 		if err := json.Unmarshal(raw, &t); err != nil {
 			return nil, err
 		}
-		b.Logf("torch %s, %d threads: prefill %.0f tokens/s, plain scoring %.3g decisions/s, KV-cached %.3g decisions/s",
-			strings.TrimSpace(t.Torch), t.Threads, t.PrefillTokensS, t.PlainDecisionsS, t.KVDecisionsS)
+		b.Logf("torch %s, %d threads, BLAS %s: prefill %.0f tokens/s, plain scoring %.3g decisions/s, KV-cached %.3g decisions/s",
+			strings.TrimSpace(t.Torch), t.Threads, t.BLAS, t.PrefillTokensS, t.PlainDecisionsS, t.KVDecisionsS)
 		return &t, nil
 	}
 	b.Logf("no python3 imports torch: no x-torch ratios")
@@ -228,7 +235,7 @@ func BenchmarkScore(b *testing.B) {
 	}
 	dps := float64(b.N) / b.Elapsed().Seconds()
 	b.ReportMetric(dps, "decisions/s")
-	b.ReportMetric(float64(s.Work.Prefills+s.Work.Extensions), "calls/decision")
+	b.ReportMetric(float64(s.Work.Calls), "calls/decision")
 	if t := bench.torch; t != nil {
 		b.ReportMetric(dps/t.PlainDecisionsS, "x-torch")
 		b.ReportMetric(dps/t.KVDecisionsS, "x-torch-kv")

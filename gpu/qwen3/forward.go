@@ -26,7 +26,7 @@ type Model struct {
 	execs   map[any]*graph.Exec
 	adapter *deviceAdapter // nil: no adapter set
 
-	prefills, extensions, tokens atomic.Int64
+	prefills, extensions, tokens, calls atomic.Int64
 }
 
 // Options are a Model's settings.
@@ -36,20 +36,21 @@ type Options struct {
 	DType dtypes.DType
 }
 
-// Work counts a Model's forward calls: prefills, cached extensions and the tokens they fed (padding
-// excluded).
+// Work counts a Model's forward work: prefill calls, cached extensions (the rows of an Extend
+// call given tokens: one call can extend several), the tokens they fed (padding excluded) and the
+// forward calls (prefills and Extend calls).
 type Work struct {
-	Prefills, Extensions, Tokens int64
+	Prefills, Extensions, Tokens, Calls int64
 }
 
 // Sub is w − o.
 func (w Work) Sub(o Work) Work {
-	return Work{w.Prefills - o.Prefills, w.Extensions - o.Extensions, w.Tokens - o.Tokens}
+	return Work{w.Prefills - o.Prefills, w.Extensions - o.Extensions, w.Tokens - o.Tokens, w.Calls - o.Calls}
 }
 
 // Work returns the model's counters so far.
 func (m *Model) Work() Work {
-	return Work{m.prefills.Load(), m.extensions.Load(), m.tokens.Load()}
+	return Work{m.prefills.Load(), m.extensions.Load(), m.tokens.Load(), m.calls.Load()}
 }
 
 const layerTensors = 11 // input norm, q, k, v, o, q norm, k norm, post-attention norm, gate, up, down
@@ -195,12 +196,14 @@ func linear(x, w *graph.Node, lora *loraNodes) *graph.Node {
 	return y
 }
 
-// decoder runs the embedding and the layers on tokens [b, n] at positions [b, n]; mask [b, n, c]
+// decoder runs the embedding and the layers on tokens [b, n] at positions [b, n]; mask [b, n, u]
 // says which key columns each token attends to. With caches (2 per layer, [b, kv_heads, c,
-// head_dim]) the new keys and values are written into them at column offset and attention reads
-// the updated caches; without (nil) the keys and values are the n new ones (c = n). It returns
-// the final-norm hidden states [b, n, hidden] and the updated caches.
-func (m *Model) decoder(tokens, positions, mask *graph.Node, caches []*graph.Node, offset *graph.Node, w weightNodes, ad *adapterNodes) (*graph.Node, []*graph.Node) {
+// head_dim], zero from column offset on) the new keys and values are written into them at column
+// offset and attention reads the updated caches' first u columns (u ≤ c: the used ones, bucketed);
+// without (nil) attention reads the n new keys and values (u = n) and, where capacity > 0, they
+// are returned as caches of capacity columns (a prefill's). It returns the final-norm hidden
+// states [b, n, hidden] and the updated caches.
+func (m *Model) decoder(tokens, positions, mask *graph.Node, caches []*graph.Node, offset *graph.Node, capacity int, w weightNodes, ad *adapterNodes) (*graph.Node, []*graph.Node) {
 	cfg := m.cfg
 	g := tokens.Graph()
 	b, n := tokens.Shape().Dimensions[0], tokens.Shape().Dimensions[1]
@@ -220,8 +223,19 @@ func (m *Model) decoder(tokens, positions, mask *graph.Node, caches []*graph.Nod
 		q, k = rmsNorm(q, lw[5], cfg.RMSNormEps), rmsNorm(k, lw[6], cfg.RMSNormEps)
 		q, k = rotate(q, cos, sin), rotate(k, cos, sin)
 		keys, values := graph.TransposeAllAxes(k, 0, 2, 1, 3), graph.TransposeAllAxes(v, 0, 2, 1, 3) // [b, K, n, D]
-		if caches != nil {
-			keys, values = place(caches[2*l], keys, offset), place(caches[2*l+1], values, offset)
+		switch {
+		case caches != nil:
+			ck, cv := place(caches[2*l], keys, offset), place(caches[2*l+1], values, offset)
+			out = append(out, ck, cv)
+			if u := mask.Shape().Dimensions[2]; u < ck.Shape().Dimensions[2] {
+				ck = graph.Slice(ck, graph.AxisRange(), graph.AxisRange(), graph.AxisRange(0, u))
+				cv = graph.Slice(cv, graph.AxisRange(), graph.AxisRange(), graph.AxisRange(0, u))
+			}
+			keys, values = ck, cv
+		case capacity > n:
+			z := graph.Zeros(g, shapeOf(m.dtype, b, K, capacity-n, D))
+			out = append(out, graph.Concatenate([]*graph.Node{keys, z}, 2), graph.Concatenate([]*graph.Node{values, z}, 2))
+		case capacity == n:
 			out = append(out, keys, values)
 		}
 		qg := graph.Reshape(q, b, n, K, G, D)
@@ -299,15 +313,16 @@ func rotate(x, cos, sin *graph.Node) *graph.Node {
 }
 
 // place writes x [b, kv_heads, n, head_dim] into cache [b, kv_heads, c, head_dim] at columns
-// offset … offset+n−1. The CPU backend has no DynamicUpdateSlice, so the rows are moved by a
-// one-hot product (exact: one nonzero term per column) and selected by a mask of those columns.
+// offset … offset+n−1, which are zero in cache (a column is written once: later extensions start
+// past it, a branch starts from a cache where it is still zero). The CPU backend has no
+// DynamicUpdateSlice, so the rows are added by a scatter, exact since 0 + x = x; it copies the
+// cache once, no one-hot product.
 func place(cache, x, offset *graph.Node) *graph.Node {
 	g := x.Graph()
-	n, c := x.Shape().Dimensions[2], cache.Shape().Dimensions[2]
-	col := graph.Iota(g, shapeOf(dtypes.Int32, n, c), 1)
-	row := graph.Add(graph.Iota(g, shapeOf(dtypes.Int32, n, c), 0), offset)
-	hot := graph.Equal(col, row)
-	moved := graph.Einsum("nc,bknd->bkcd", graph.ConvertDType(hot, x.DType()), x)
-	isNew := graph.Reshape(graph.LogicalAny(hot, 0), 1, 1, c, 1)
-	return graph.Where(graph.BroadcastToShape(isNew, cache.Shape()), moved, cache)
+	d := x.Shape().Dimensions
+	b, k, n := d[0], d[1], d[2]
+	idx := shapeOf(dtypes.Int32, b, k, n, 1)
+	col := graph.Add(graph.Iota(g, idx, 2), offset)
+	indices := graph.Concatenate([]*graph.Node{graph.Iota(g, idx, 0), graph.Iota(g, idx, 1), col}, 3) // [b, k, n, 3]
+	return graph.ScatterSum(cache, indices, x, true, true)
 }

@@ -13,9 +13,11 @@ It writes to out a JSON object of:
                     then the trie-masked log-probabilities;
   kv_decisions_s    the same with a KV cache: one forward of the prompt, then one batched forward
                     of the actions over the prompt's keys and values;
-  plain_logprobs, kv_logprobs: the actions' trie-masked log-probabilities (for a sanity check).
+  plain_logprobs, kv_logprobs: the actions' trie-masked log-probabilities (for a sanity check);
+  torch, threads, blas: torch's version, its threads and the BLAS library it loaded (Debian's
+                    reference BLAS is ~30x slower than OpenBLAS here: see bench_test.go).
 
-Each time is the mean over timed repeats after an untimed warm-up. Exit status 77 where torch
+Each time is one timed run after an untimed warm-up (a short decision). Exit status 77 where torch
 does not import.
 """
 import json
@@ -129,12 +131,22 @@ def score_kv(m, prompt, actions, allowed):
     return masked_logprobs(logits, actions, allowed)
 
 
-def timed(fn, repeats):
-    fn()  # warm-up
+def timed(fn):
     t0 = time.perf_counter()
-    for _ in range(repeats):
-        r = fn()
-    return (time.perf_counter() - t0) / repeats, r
+    r = fn()
+    return time.perf_counter() - t0, r
+
+
+def blas():
+    """The BLAS library torch's matrix products went to: Debian's torch links libblas.so.3, netlib's
+    reference BLAS unless an optimised one (OpenBLAS) is the alternative or on LD_LIBRARY_PATH."""
+    libs = set()
+    with open("/proc/self/maps") as f:
+        for line in f:
+            path = line.split()[-1]
+            if "blas" in os.path.basename(path) or "mkl" in os.path.basename(path):
+                libs.add(os.path.realpath(path))
+    return " ".join(sorted(libs)) or "built in"
 
 
 def main():
@@ -146,13 +158,15 @@ def main():
     allowed = allowed_sets(actions)
     out = {}
     with torch.no_grad():
-        t, _ = timed(lambda: m.forward(prompts), 2)
+        score_kv(m, prompt[:16], actions, allowed)  # warm-up, untimed
+        t, _ = timed(lambda: m.forward(prompts))
         out["prefill_tokens_s"] = prompts.numel() / t
-        t, out["plain_logprobs"] = timed(lambda: score_plain(m, prompt, actions, allowed), 1)
+        t, out["plain_logprobs"] = timed(lambda: score_plain(m, prompt, actions, allowed))
         out["plain_decisions_s"] = 1 / t
-        t, out["kv_logprobs"] = timed(lambda: score_kv(m, prompt, actions, allowed), 2)
+        t, out["kv_logprobs"] = timed(lambda: score_kv(m, prompt, actions, allowed))
         out["kv_decisions_s"] = 1 / t
     out["torch"] = torch.__version__
+    out["blas"] = blas()
     out["threads"] = torch.get_num_threads()
     with open(job["out"], "w") as f:
         json.dump(out, f)
