@@ -30,6 +30,7 @@ import (
 // ~75, so the torch half then takes many minutes and x-torch flatters Go. For a fair baseline put
 // OpenBLAS's libblas.so.3 first, e.g. LD_LIBRARY_PATH=…/openblas-pthread (libopenblas0-pthread,
 // unpacked with dpkg -x where it is not installed); the log names the BLAS torch loaded.
+// QWEN3_BENCH_TORCH=off skips torch (for profiles of the Go side).
 var bench struct {
 	once  sync.Once
 	cfg   Config
@@ -126,6 +127,9 @@ func benchSetup(b *testing.B) {
 		b.Logf("model: hidden %d, %d layers, %d heads (%d KV) of %d, intermediate %d, vocabulary %d, tied: %.1fM parameters; GOMAXPROCS %d",
 			bench.cfg.HiddenSize, bench.cfg.NumHiddenLayers, bench.cfg.NumAttentionHeads, bench.cfg.NumKeyValueHeads, bench.cfg.HeadDim,
 			bench.cfg.IntermediateSize, bench.cfg.VocabSize, float64(paramCount(bench.cfg, bench.w))/1e6, runtime.GOMAXPROCS(0))
+		if os.Getenv("QWEN3_BENCH_TORCH") == "off" { // for profiles of the Go side
+			return
+		}
 		bench.torch, bench.err = runTorchBench(b, bench.cfg, bench.w)
 	})
 	if bench.err != nil {

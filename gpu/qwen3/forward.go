@@ -53,11 +53,14 @@ func (m *Model) Work() Work {
 	return Work{m.prefills.Load(), m.extensions.Load(), m.tokens.Load(), m.calls.Load()}
 }
 
-const layerTensors = 11 // input norm, q, k, v, o, q norm, k norm, post-attention norm, gate, up, down
+// layerTensors are a layer's tensors on the backend: input norm, q|k|v (the three projections'
+// rows stacked, one matrix product), o, q norm, k norm, post-attention norm, gate|up (stacked),
+// down.
+const layerTensors = 8
 
-// Module names, as PEFT's target_modules and the checkpoint name them; the index is the tensor's
-// within a layer's block of layerTensors.
-var projIndex = map[string]int{"q_proj": 1, "k_proj": 2, "v_proj": 3, "o_proj": 4, "gate_proj": 8, "up_proj": 9, "down_proj": 10}
+// Module names, as PEFT's target_modules and the checkpoint name them; the index is the name's in
+// ModuleNames.
+var projIndex = map[string]int{"q_proj": 0, "k_proj": 1, "v_proj": 2, "o_proj": 3, "gate_proj": 4, "up_proj": 5, "down_proj": 6}
 
 // ModuleNames are the projections LoRA can adapt, in the order the graphs take them.
 var ModuleNames = []string{"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"}
@@ -89,9 +92,19 @@ func New(backend compute.Backend, cfg Config, w Weights, opt Options) (*Model, e
 	}
 	put(w.Embed, w.Norm, head)
 	for _, l := range w.Layers {
-		put(l.InputNorm, l.QProj, l.KProj, l.VProj, l.OProj, l.QNorm, l.KNorm, l.PostAttnNorm, l.GateProj, l.UpProj, l.DownProj)
+		put(l.InputNorm, stackRows(l.QProj, l.KProj, l.VProj), l.OProj, l.QNorm, l.KNorm, l.PostAttnNorm, stackRows(l.GateProj, l.UpProj), l.DownProj)
 	}
 	return m, nil
+}
+
+// stackRows is the matrices [out_i, in] stacked into one [Σ out_i, in].
+func stackRows(ts ...Tensor) Tensor {
+	out := Tensor{Shape: []int{0, ts[0].Shape[1]}}
+	for _, t := range ts {
+		out.Data = append(out.Data, t.Data...)
+		out.Shape[0] += t.Shape[0]
+	}
+	return out
 }
 
 // Config is the model's configuration.
@@ -188,12 +201,28 @@ func rmsNorm(x, w *graph.Node, eps float64) *graph.Node {
 // linear is x Wᵀ for x [b, n, in] and W [out, in], plus s·B(A x) where the adapter has the
 // projection.
 func linear(x, w *graph.Node, lora *loraNodes) *graph.Node {
+	return linears(x, w, []int{w.Shape().Dimensions[0]}, []*loraNodes{lora})[0]
+}
+
+// linears are the projections whose matrices w stacks ([Σ outs, in], out_i rows each) from one
+// matrix product x wᵀ cut into its parts, plus s·B(A x) on the parts the adapter has.
+func linears(x, w *graph.Node, outs []int, loras []*loraNodes) []*graph.Node {
 	y := graph.Einsum("bni,oi->bno", x, w)
-	if lora != nil {
-		ax := graph.Einsum("bni,ri->bnr", x, lora.a)
-		y = graph.Add(y, graph.MulScalar(graph.Einsum("bnr,or->bno", ax, lora.b), lora.scale))
+	var parts []*graph.Node
+	at := 0
+	for i, o := range outs {
+		p := y
+		if len(outs) > 1 {
+			p = graph.Slice(y, graph.AxisRange(), graph.AxisRange(), graph.AxisRange(at, at+o))
+		}
+		at += o
+		if lo := loras[i]; lo != nil {
+			ax := graph.Einsum("bni,ri->bnr", x, lo.a)
+			p = graph.Add(p, graph.MulScalar(graph.Einsum("bnr,or->bno", ax, lo.b), lo.scale))
+		}
+		parts = append(parts, p)
 	}
-	return y
+	return parts
 }
 
 // decoder runs the embedding and the layers on tokens [b, n] at positions [b, n]; mask [b, n, u]
@@ -217,10 +246,11 @@ func (m *Model) decoder(tokens, positions, mask *graph.Node, caches []*graph.Nod
 	for l, lw := range w.layers {
 		lo := func(name string) *loraNodes { return ad.get(l, name) }
 		hn := rmsNorm(x, lw[0], cfg.RMSNormEps)
-		q := graph.Reshape(linear(hn, lw[1], lo("q_proj")), b, n, H, D)
-		k := graph.Reshape(linear(hn, lw[2], lo("k_proj")), b, n, K, D)
-		v := graph.Reshape(linear(hn, lw[3], lo("v_proj")), b, n, K, D)
-		q, k = rmsNorm(q, lw[5], cfg.RMSNormEps), rmsNorm(k, lw[6], cfg.RMSNormEps)
+		qkv := linears(hn, lw[1], []int{H * D, K * D, K * D}, []*loraNodes{lo("q_proj"), lo("k_proj"), lo("v_proj")})
+		q := graph.Reshape(qkv[0], b, n, H, D)
+		k := graph.Reshape(qkv[1], b, n, K, D)
+		v := graph.Reshape(qkv[2], b, n, K, D)
+		q, k = rmsNorm(q, lw[3], cfg.RMSNormEps), rmsNorm(k, lw[4], cfg.RMSNormEps)
 		q, k = rotate(q, cos, sin), rotate(k, cos, sin)
 		keys, values := graph.TransposeAllAxes(k, 0, 2, 1, 3), graph.TransposeAllAxes(v, 0, 2, 1, 3) // [b, K, n, D]
 		switch {
@@ -242,11 +272,12 @@ func (m *Model) decoder(tokens, positions, mask *graph.Node, caches []*graph.Nod
 		scores := graph.MulScalar(graph.Einsum("bnkgd,bkcd->bkgnc", qg, keys), 1/math.Sqrt(float64(D)))
 		scores = graph.Where(graph.BroadcastToShape(mask5, scores.Shape()), scores, negInf)
 		att := graph.Einsum("bkgnc,bkcd->bnkgd", graph.Softmax(scores, -1), values)
-		x = graph.Add(x, linear(graph.Reshape(att, b, n, H*D), lw[4], lo("o_proj")))
-		hn = rmsNorm(x, lw[7], cfg.RMSNormEps)
-		gate := linear(hn, lw[8], lo("gate_proj"))
-		up := linear(hn, lw[9], lo("up_proj"))
-		x = graph.Add(x, linear(graph.Mul(graph.Mul(gate, graph.Sigmoid(gate)), up), lw[10], lo("down_proj")))
+		x = graph.Add(x, linear(graph.Reshape(att, b, n, H*D), lw[2], lo("o_proj")))
+		hn = rmsNorm(x, lw[5], cfg.RMSNormEps)
+		im := cfg.IntermediateSize
+		gu := linears(hn, lw[6], []int{im, im}, []*loraNodes{lo("gate_proj"), lo("up_proj")})
+		gate, up := gu[0], gu[1]
+		x = graph.Add(x, linear(graph.Mul(graph.Mul(gate, graph.Sigmoid(gate)), up), lw[7], lo("down_proj")))
 	}
 	return rmsNorm(x, w.norm, cfg.RMSNormEps), out
 }
