@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gomlx/compute/dtypes"
 )
@@ -204,9 +205,11 @@ func runTorchBench(b *testing.B, cfg Config, w Weights) (*torchTimes, error) {
 func BenchmarkPrefill(b *testing.B) {
 	benchSetup(b)
 	m, prompts := bench.m, benchPrompts()
+	t0 := time.Now()
 	if _, _, err := m.Prefill(prompts, Query{}); err != nil {
 		b.Fatal(err)
 	}
+	b.Logf("first call (compiling its graph): %.2f s", time.Since(t0).Seconds())
 	b.ResetTimer()
 	for range b.N {
 		if _, _, err := m.Prefill(prompts, Query{}); err != nil {
@@ -227,10 +230,12 @@ func BenchmarkPrefill(b *testing.B) {
 func BenchmarkScore(b *testing.B) {
 	benchSetup(b)
 	m, d := bench.m, benchDecision()
+	t0 := time.Now()
 	s, err := m.Score(d, false)
 	if err != nil {
 		b.Fatal(err)
 	}
+	b.Logf("first call (compiling its graphs): %.2f s", time.Since(t0).Seconds())
 	b.ResetTimer()
 	for range b.N {
 		if _, err := m.Score(d, false); err != nil {

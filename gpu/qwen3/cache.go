@@ -60,12 +60,13 @@ func pow2(x, lo int) int {
 	return 1 << bits.Len(uint(x-1))
 }
 
-// bucket is max(x, 1) rounded up to a multiple of a sixteenth of its power of two (exact up to 16,
-// then 17, 18, … 32, 34, … 64, 68, …): the padded lengths the graphs are compiled for, at most
-// 1/16 above the length (a power of two could nearly double it), at most 16 sizes per octave.
+// bucket is max(x, 1) rounded up to a multiple of 1/32 of its power of two (exact up to 32, then
+// 34, 36, … 64, 68, …): the padded lengths the graphs are compiled for, at most 1/16 above the
+// length (a power of two could nearly double it), at most 16 sizes per octave. A new size costs a
+// compilation (~0.1 s a graph on the CPU backend at 42M parameters).
 func bucket(x int) int {
 	x = max(x, 1)
-	step := max(pow2(x, 1)/16, 1)
+	step := max(pow2(x, 1)/32, 1)
 	return (x + step - 1) / step * step
 }
 
