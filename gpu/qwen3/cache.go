@@ -60,6 +60,16 @@ func pow2(x, lo int) int {
 	return 1 << bits.Len(uint(x-1))
 }
 
+// bucket is max(x, 1) rounded up to a multiple of 1/32 of its power of two (exact up to 32, then
+// 34, 36, … 64, 68, …): the padded lengths the graphs are compiled for, at most 1/16 above the
+// length (a power of two could nearly double it), at most 16 sizes per octave. A new size costs a
+// compilation (~0.1 s a graph on the CPU backend at 42M parameters).
+func bucket(x int) int {
+	x = max(x, 1)
+	step := max(pow2(x, 1)/32, 1)
+	return (x + step - 1) / step * step
+}
+
 // Prefill runs prompts (one per row, of any lengths ≥ 1) through the model in one call and returns
 // their cache.
 func (m *Model) Prefill(prompts [][]int, q Query) (*Cache, *Output, error) {
@@ -73,7 +83,7 @@ func (m *Model) Prefill(prompts [][]int, q Query) (*Cache, *Output, error) {
 		}
 		longest = max(longest, len(p))
 	}
-	n := pow2(longest, 1)
+	n := bucket(longest)
 	c := &Cache{m: m, lens: make([]int, len(prompts)), valid: make([][]bool, len(prompts))}
 	capacity := pow2(n+32, 64)
 	for r := range c.valid {
@@ -95,7 +105,7 @@ func (c *Cache) Extend(tokens [][]int, q Query) (*Cache, *Output, error) {
 	if longest == 0 {
 		return nil, nil, fmt.Errorf("qwen3: extension by no tokens")
 	}
-	n := pow2(longest, 1)
+	n := bucket(longest)
 	if c.used+n > c.Capacity() {
 		g, err := c.grow(pow2(c.used+n+32, 2*c.Capacity()))
 		if err != nil {
@@ -169,23 +179,32 @@ type growKey int
 // stepKey is one forward graph's structure; the executor compiles one graph per shape.
 type stepKey struct {
 	fresh, hidden, logits, cands, adapter bool
+	capacity                              int // a prefill's cache columns (0 for an extension: its cache's)
 }
 
-// step feeds tokens (padded to n per row) at column c.used and returns the new cache.
+// step feeds tokens (padded to n per row) at column c.used and returns the new cache. Attention
+// reads the first U columns only: the used ones, c.used + n, bucketed (a prefill's n).
 func (c *Cache) step(tokens [][]int, n int, q Query, fresh bool) (*Cache, *Output, error) {
 	m := c.m
 	B, C := c.Rows(), c.Capacity()
+	U := min(bucket(c.used+n), C)
+	if fresh {
+		U = n
+	}
 	if err := q.check(B, tokens, m.cfg.VocabSize); err != nil {
 		return nil, nil, err
 	}
 	key := stepKey{fresh: fresh, hidden: q.Hidden != nil, logits: q.Logits != nil, cands: q.Candidates != nil, adapter: q.Adapter}
+	if fresh {
+		key.capacity = C
+	}
 	if q.Adapter && m.adapter == nil {
 		return nil, nil, fmt.Errorf("qwen3: adapter asked for but none set")
 	}
 	next := &Cache{m: m, used: c.used + n, lens: slices.Clone(c.lens)}
 	tok := make([]int32, B*n)
 	posn := make([]int32, B*n)
-	valid := make([]bool, B*C)
+	valid := make([]bool, B*U)
 	last := make([]int32, 2*B)
 	fed := 0
 	for r, t := range tokens {
@@ -195,7 +214,7 @@ func (c *Cache) step(tokens [][]int, n int, q Query, fresh bool) (*Cache, *Outpu
 			posn[r*n+i] = int32(c.lens[r] + i)
 			v[c.used+i] = true
 		}
-		copy(valid[r*C:], v)
+		copy(valid[r*U:(r+1)*U], v)
 		next.valid = append(next.valid, v)
 		next.lens[r] += len(t)
 		last[2*r], last[2*r+1] = int32(r), int32(max(len(t)-1, 0))
@@ -204,7 +223,7 @@ func (c *Cache) step(tokens [][]int, n int, q Query, fresh bool) (*Cache, *Outpu
 	args := []*tensors.Tensor{
 		tensors.FromFlatDataAndDimensions(tok, B, n),
 		tensors.FromFlatDataAndDimensions(posn, B, n),
-		tensors.FromFlatDataAndDimensions(valid, B, C),
+		tensors.FromFlatDataAndDimensions(valid, B, U),
 		tensors.FromScalar(int32(c.used)),
 		tensors.FromFlatDataAndDimensions(last, B, 2),
 	}
@@ -245,11 +264,18 @@ func (c *Cache) step(tokens [][]int, n int, q Query, fresh bool) (*Cache, *Outpu
 	}
 	L := 2 * m.cfg.NumHiddenLayers
 	next.kv, res = res[:L], res[L:]
+	rowsFed := int64(0)
+	for _, t := range tokens {
+		if len(t) > 0 {
+			rowsFed++
+		}
+	}
 	if fresh {
 		m.prefills.Add(1)
 	} else {
-		m.extensions.Add(1)
+		m.extensions.Add(rowsFed)
 	}
+	m.calls.Add(1)
 	m.tokens.Add(int64(fed))
 	out, err := q.read(res, tokens, m.cfg)
 	return next, out, err
@@ -368,9 +394,10 @@ func (q Query) read(res []*tensors.Tensor, tokens [][]int, cfg Config) (*Output,
 }
 
 // stepGraph builds the forward graph of key: inputs tokens [B, n], positions [B, n], valid
-// columns [B, C] (the new tokens' included), offset, last [B, 2], then the optional hidden [B, P,
-// 2], logits [B, Q, 2] and candidates [B, K] indices, the caches (unless fresh: then they start
-// at zero), the weights and the adapter's tensors. Outputs: the caches, last hidden [B, hidden],
+// columns [B, U] (the first U of the cache's, the new tokens' included; U = n when fresh),
+// offset, last [B, 2], then the optional hidden [B, P, 2], logits [B, Q, 2] and candidates [B, K]
+// indices, the caches (unless fresh: then they are the new keys and values and zeros, of
+// key.capacity columns), the weights and the adapter's tensors. Outputs: the caches, last hidden [B, hidden],
 // then hidden [B, P, hidden], logits [B, Q, vocab], candidate logits [B, K] as asked.
 func (m *Model) stepGraph(key stepKey) func([]*graph.Node) []*graph.Node {
 	return func(in []*graph.Node) []*graph.Node {
@@ -390,14 +417,10 @@ func (m *Model) stepGraph(key stepKey) func([]*graph.Node) []*graph.Node {
 		if key.cands {
 			cands = take()
 		}
-		B, n, C := tokens.Shape().Dimensions[0], tokens.Shape().Dimensions[1], valid.Shape().Dimensions[1]
+		n := tokens.Shape().Dimensions[1]
 		cfg := m.cfg
 		var caches []*graph.Node
-		if key.fresh {
-			for range 2 * cfg.NumHiddenLayers {
-				caches = append(caches, graph.Zeros(tokens.Graph(), shapeOf(m.dtype, B, cfg.NumKeyValueHeads, C, cfg.HeadDim)))
-			}
-		} else {
+		if !key.fresh {
 			caches = in[:2*cfg.NumHiddenLayers]
 			in = in[2*cfg.NumHiddenLayers:]
 		}
@@ -406,7 +429,7 @@ func (m *Model) stepGraph(key stepKey) func([]*graph.Node) []*graph.Node {
 		if key.adapter {
 			ad = m.adapter.nodes(rest)
 		}
-		h, out := m.decoder(tokens, positions, attendMask(valid, offset, n), caches, offset, w, ad)
+		h, out := m.decoder(tokens, positions, attendMask(valid, offset, n), caches, offset, key.capacity, w, ad)
 		lastH := graph.Gather(h, last) // [B, hidden]
 		out = append(out, lastH)
 		if key.hidden {

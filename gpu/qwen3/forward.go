@@ -26,7 +26,7 @@ type Model struct {
 	execs   map[any]*graph.Exec
 	adapter *deviceAdapter // nil: no adapter set
 
-	prefills, extensions, tokens atomic.Int64
+	prefills, extensions, tokens, calls atomic.Int64
 }
 
 // Options are a Model's settings.
@@ -36,27 +36,31 @@ type Options struct {
 	DType dtypes.DType
 }
 
-// Work counts a Model's forward calls: prefills, cached extensions and the tokens they fed (padding
-// excluded).
+// Work counts a Model's forward work: prefill calls, cached extensions (the rows of an Extend
+// call given tokens: one call can extend several), the tokens they fed (padding excluded) and the
+// forward calls (prefills and Extend calls).
 type Work struct {
-	Prefills, Extensions, Tokens int64
+	Prefills, Extensions, Tokens, Calls int64
 }
 
 // Sub is w − o.
 func (w Work) Sub(o Work) Work {
-	return Work{w.Prefills - o.Prefills, w.Extensions - o.Extensions, w.Tokens - o.Tokens}
+	return Work{w.Prefills - o.Prefills, w.Extensions - o.Extensions, w.Tokens - o.Tokens, w.Calls - o.Calls}
 }
 
 // Work returns the model's counters so far.
 func (m *Model) Work() Work {
-	return Work{m.prefills.Load(), m.extensions.Load(), m.tokens.Load()}
+	return Work{m.prefills.Load(), m.extensions.Load(), m.tokens.Load(), m.calls.Load()}
 }
 
-const layerTensors = 11 // input norm, q, k, v, o, q norm, k norm, post-attention norm, gate, up, down
+// layerTensors are a layer's tensors on the backend: input norm, q|k|v (the three projections'
+// rows stacked, one matrix product), o, q norm, k norm, post-attention norm, gate|up (stacked),
+// down.
+const layerTensors = 8
 
-// Module names, as PEFT's target_modules and the checkpoint name them; the index is the tensor's
-// within a layer's block of layerTensors.
-var projIndex = map[string]int{"q_proj": 1, "k_proj": 2, "v_proj": 3, "o_proj": 4, "gate_proj": 8, "up_proj": 9, "down_proj": 10}
+// Module names, as PEFT's target_modules and the checkpoint name them; the index is the name's in
+// ModuleNames.
+var projIndex = map[string]int{"q_proj": 0, "k_proj": 1, "v_proj": 2, "o_proj": 3, "gate_proj": 4, "up_proj": 5, "down_proj": 6}
 
 // ModuleNames are the projections LoRA can adapt, in the order the graphs take them.
 var ModuleNames = []string{"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"}
@@ -99,9 +103,19 @@ func New(backend compute.Backend, cfg Config, w Weights, opt Options) (*Model, e
 	}
 	put(w.Embed, w.Norm, head)
 	for _, l := range w.Layers {
-		put(l.InputNorm, l.QProj, l.KProj, l.VProj, l.OProj, l.QNorm, l.KNorm, l.PostAttnNorm, l.GateProj, l.UpProj, l.DownProj)
+		put(l.InputNorm, stackRows(l.QProj, l.KProj, l.VProj), l.OProj, l.QNorm, l.KNorm, l.PostAttnNorm, stackRows(l.GateProj, l.UpProj), l.DownProj)
 	}
 	return m, nil
+}
+
+// stackRows is the matrices [out_i, in] stacked into one [Σ out_i, in].
+func stackRows(ts ...Tensor) Tensor {
+	out := Tensor{Shape: []int{0, ts[0].Shape[1]}}
+	for _, t := range ts {
+		out.Data = append(out.Data, t.Data...)
+		out.Shape[0] += t.Shape[0]
+	}
+	return out
 }
 
 // Config is the model's configuration.
@@ -198,20 +212,38 @@ func rmsNorm(x, w *graph.Node, eps float64) *graph.Node {
 // linear is x Wᵀ for x [b, n, in] and W [out, in], plus s·B(A x) where the adapter has the
 // projection.
 func linear(x, w *graph.Node, lora *loraNodes) *graph.Node {
-	y := graph.Einsum("bni,oi->bno", x, w)
-	if lora != nil {
-		ax := graph.Einsum("bni,ri->bnr", x, lora.a)
-		y = graph.Add(y, graph.MulScalar(graph.Einsum("bnr,or->bno", ax, lora.b), lora.scale))
-	}
-	return y
+	return linears(x, w, []int{w.Shape().Dimensions[0]}, []*loraNodes{lora})[0]
 }
 
-// decoder runs the embedding and the layers on tokens [b, n] at positions [b, n]; mask [b, n, c]
+// linears are the projections whose matrices w stacks ([Σ outs, in], out_i rows each) from one
+// matrix product x wᵀ cut into its parts, plus s·B(A x) on the parts the adapter has.
+func linears(x, w *graph.Node, outs []int, loras []*loraNodes) []*graph.Node {
+	y := graph.Einsum("bni,oi->bno", x, w)
+	var parts []*graph.Node
+	at := 0
+	for i, o := range outs {
+		p := y
+		if len(outs) > 1 {
+			p = graph.Slice(y, graph.AxisRange(), graph.AxisRange(), graph.AxisRange(at, at+o))
+		}
+		at += o
+		if lo := loras[i]; lo != nil {
+			ax := graph.Einsum("bni,ri->bnr", x, lo.a)
+			p = graph.Add(p, graph.MulScalar(graph.Einsum("bnr,or->bno", ax, lo.b), lo.scale))
+		}
+		parts = append(parts, p)
+	}
+	return parts
+}
+
+// decoder runs the embedding and the layers on tokens [b, n] at positions [b, n]; mask [b, n, u]
 // says which key columns each token attends to. With caches (2 per layer, [b, kv_heads, c,
-// head_dim]) the new keys and values are written into them at column offset and attention reads
-// the updated caches; without (nil) the keys and values are the n new ones (c = n). It returns
-// the final-norm hidden states [b, n, hidden] and the updated caches.
-func (m *Model) decoder(tokens, positions, mask *graph.Node, caches []*graph.Node, offset *graph.Node, w weightNodes, ad *adapterNodes) (*graph.Node, []*graph.Node) {
+// head_dim], zero from column offset on) the new keys and values are written into them at column
+// offset and attention reads the updated caches' first u columns (u ≤ c: the used ones, bucketed);
+// without (nil) attention reads the n new keys and values (u = n) and, where capacity > 0, they
+// are returned as caches of capacity columns (a prefill's). It returns the final-norm hidden
+// states [b, n, hidden] and the updated caches.
+func (m *Model) decoder(tokens, positions, mask *graph.Node, caches []*graph.Node, offset *graph.Node, capacity int, w weightNodes, ad *adapterNodes) (*graph.Node, []*graph.Node) {
 	cfg := m.cfg
 	g := tokens.Graph()
 	b, n := tokens.Shape().Dimensions[0], tokens.Shape().Dimensions[1]
@@ -225,25 +257,38 @@ func (m *Model) decoder(tokens, positions, mask *graph.Node, caches []*graph.Nod
 	for l, lw := range w.layers {
 		lo := func(name string) *loraNodes { return ad.get(l, name) }
 		hn := rmsNorm(x, lw[0], cfg.RMSNormEps)
-		q := graph.Reshape(linear(hn, lw[1], lo("q_proj")), b, n, H, D)
-		k := graph.Reshape(linear(hn, lw[2], lo("k_proj")), b, n, K, D)
-		v := graph.Reshape(linear(hn, lw[3], lo("v_proj")), b, n, K, D)
-		q, k = rmsNorm(q, lw[5], cfg.RMSNormEps), rmsNorm(k, lw[6], cfg.RMSNormEps)
+		qkv := linears(hn, lw[1], []int{H * D, K * D, K * D}, []*loraNodes{lo("q_proj"), lo("k_proj"), lo("v_proj")})
+		q := graph.Reshape(qkv[0], b, n, H, D)
+		k := graph.Reshape(qkv[1], b, n, K, D)
+		v := graph.Reshape(qkv[2], b, n, K, D)
+		q, k = rmsNorm(q, lw[3], cfg.RMSNormEps), rmsNorm(k, lw[4], cfg.RMSNormEps)
 		q, k = rotate(q, cos, sin), rotate(k, cos, sin)
 		keys, values := graph.TransposeAllAxes(k, 0, 2, 1, 3), graph.TransposeAllAxes(v, 0, 2, 1, 3) // [b, K, n, D]
-		if caches != nil {
-			keys, values = place(caches[2*l], keys, offset), place(caches[2*l+1], values, offset)
+		switch {
+		case caches != nil:
+			ck, cv := place(caches[2*l], keys, offset), place(caches[2*l+1], values, offset)
+			out = append(out, ck, cv)
+			if u := mask.Shape().Dimensions[2]; u < ck.Shape().Dimensions[2] {
+				ck = graph.Slice(ck, graph.AxisRange(), graph.AxisRange(), graph.AxisRange(0, u))
+				cv = graph.Slice(cv, graph.AxisRange(), graph.AxisRange(), graph.AxisRange(0, u))
+			}
+			keys, values = ck, cv
+		case capacity > n:
+			z := graph.Zeros(g, shapeOf(m.dtype, b, K, capacity-n, D))
+			out = append(out, graph.Concatenate([]*graph.Node{keys, z}, 2), graph.Concatenate([]*graph.Node{values, z}, 2))
+		case capacity == n:
 			out = append(out, keys, values)
 		}
 		qg := graph.Reshape(q, b, n, K, G, D)
 		scores := graph.MulScalar(graph.Einsum("bnkgd,bkcd->bkgnc", qg, keys), 1/math.Sqrt(float64(D)))
 		scores = graph.Where(graph.BroadcastToShape(mask5, scores.Shape()), scores, negInf)
 		att := graph.Einsum("bkgnc,bkcd->bnkgd", graph.Softmax(scores, -1), values)
-		x = graph.Add(x, linear(graph.Reshape(att, b, n, H*D), lw[4], lo("o_proj")))
-		hn = rmsNorm(x, lw[7], cfg.RMSNormEps)
-		gate := linear(hn, lw[8], lo("gate_proj"))
-		up := linear(hn, lw[9], lo("up_proj"))
-		x = graph.Add(x, linear(graph.Mul(graph.Mul(gate, graph.Sigmoid(gate)), up), lw[10], lo("down_proj")))
+		x = graph.Add(x, linear(graph.Reshape(att, b, n, H*D), lw[2], lo("o_proj")))
+		hn = rmsNorm(x, lw[5], cfg.RMSNormEps)
+		im := cfg.IntermediateSize
+		gu := linears(hn, lw[6], []int{im, im}, []*loraNodes{lo("gate_proj"), lo("up_proj")})
+		gate, up := gu[0], gu[1]
+		x = graph.Add(x, linear(graph.Mul(graph.Mul(gate, graph.Sigmoid(gate)), up), lw[7], lo("down_proj")))
 	}
 	return rmsNorm(x, w.norm, cfg.RMSNormEps), out
 }
@@ -310,15 +355,16 @@ func rotate(x, cos, sin *graph.Node) *graph.Node {
 }
 
 // place writes x [b, kv_heads, n, head_dim] into cache [b, kv_heads, c, head_dim] at columns
-// offset … offset+n−1. The CPU backend has no DynamicUpdateSlice, so the rows are moved by a
-// one-hot product (exact: one nonzero term per column) and selected by a mask of those columns.
+// offset … offset+n−1, which are zero in cache (a column is written once: later extensions start
+// past it, a branch starts from a cache where it is still zero). The CPU backend has no
+// DynamicUpdateSlice, so the rows are added by a scatter, exact since 0 + x = x; it copies the
+// cache once, no one-hot product.
 func place(cache, x, offset *graph.Node) *graph.Node {
 	g := x.Graph()
-	n, c := x.Shape().Dimensions[2], cache.Shape().Dimensions[2]
-	col := graph.Iota(g, shapeOf(dtypes.Int32, n, c), 1)
-	row := graph.Add(graph.Iota(g, shapeOf(dtypes.Int32, n, c), 0), offset)
-	hot := graph.Equal(col, row)
-	moved := graph.Einsum("nc,bknd->bkcd", graph.ConvertDType(hot, x.DType()), x)
-	isNew := graph.Reshape(graph.LogicalAny(hot, 0), 1, 1, c, 1)
-	return graph.Where(graph.BroadcastToShape(isNew, cache.Shape()), moved, cache)
+	d := x.Shape().Dimensions
+	b, k, n := d[0], d[1], d[2]
+	idx := shapeOf(dtypes.Int32, b, k, n, 1)
+	col := graph.Add(graph.Iota(g, idx, 2), offset)
+	indices := graph.Concatenate([]*graph.Node{graph.Iota(g, idx, 0), graph.Iota(g, idx, 1), col}, 3) // [b, k, n, 3]
+	return graph.ScatterSum(cache, indices, x, true, true)
 }

@@ -166,7 +166,7 @@ func (m *Model) gradGraph(ad *deviceAdapter) func([]*graph.Node) []*graph.Node {
 		an := ad.nodes(rest)
 		L := tokens.Shape().Dimensions[1]
 		zero := graph.Const(tokens.Graph(), int32(0))
-		h, _ := m.decoder(tokens, positions, attendMask(valid, zero, L), nil, nil, w, an)
+		h, _ := m.decoder(tokens, positions, attendMask(valid, zero, L), nil, nil, 0, w, an)
 		hg := graph.Gather(h, gidx)                                 // [N, J, hidden]
 		rows := graph.Gather(w.head, graph.ExpandAxes(allowed, -1)) // [N, J, K, hidden]
 		lp := maskedLogSoftmax(graph.Einsum("njh,njkh->njk", hg, rows), amask)

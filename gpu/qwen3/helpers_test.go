@@ -143,3 +143,29 @@ func maxDiff2(a, b [][]float64) float64 {
 	}
 	return d
 }
+
+// branchingLevels is the depth of the tree of branching nodes: the most branching nodes on one
+// action's path.
+func branchingLevels(actions [][]int) int {
+	next := map[string]map[int]bool{}
+	for _, p := range actions {
+		for j := range p {
+			k := slicesString(p[:j])
+			if next[k] == nil {
+				next[k] = map[int]bool{}
+			}
+			next[k][p[j]] = true
+		}
+	}
+	most := 0
+	for _, p := range actions {
+		n := 0
+		for j := range p {
+			if len(next[slicesString(p[:j])]) > 1 {
+				n++
+			}
+		}
+		most = max(most, n)
+	}
+	return most
+}

@@ -100,6 +100,7 @@ func (w *walk) start() (depth int, logits, last []float64, err error) {
 		return 0, nil, nil, err
 	}
 	w.work.Prefills++
+	w.work.Calls++
 	w.work.Tokens += int64(len(seq))
 	w.cache = c
 	if depth >= 0 {
@@ -134,32 +135,74 @@ func (w *walk) descend(c *Cache, depth int, cands []int) (int, []float64, *Cache
 		return 0, nil, nil, err
 	}
 	w.work.Extensions++
+	w.work.Calls++
 	w.work.Tokens += int64(next - depth)
 	return next, out.Candidates[0], c2, nil
 }
 
-// expand builds the subtree of the branching node at depth (c holds the path to it).
-func (w *walk) expand(c *Cache, depth int, cands []int, logits []float64) (*branchNode, error) {
-	n := w.node(depth, cands, logits)
-	for k, cs := range n.cands {
-		if len(cs) < 2 {
-			continue
+// expandAll builds the tree below the root branching node at depth (c, of one row, holds the
+// path to it) level by level: the branching nodes at one level of the tree are extended in one
+// batched call, the cache's rows selected (Select) so that each child continues its parent's row.
+func (w *walk) expandAll(c *Cache, depth int, cands []int, logits []float64) (*branchNode, error) {
+	type item struct {
+		row, depth int
+		cands      []int
+		logits     []float64
+		slot       **branchNode
+	}
+	var root *branchNode
+	level := []item{{0, depth, cands, logits, &root}}
+	for len(level) > 0 {
+		var next []item
+		for _, it := range level {
+			n := w.node(it.depth, it.cands, it.logits)
+			*it.slot = n
+			for k, cs := range n.cands {
+				if len(cs) > 1 {
+					next = append(next, item{row: it.row, depth: it.depth, cands: cs, slot: &n.children[k]})
+				}
+			}
 		}
-		d2, l2, c2, err := w.descend(c, depth, cs)
+		if len(next) == 0 {
+			break
+		}
+		rows := make([]int, len(next))
+		tokens := make([][]int, len(next))
+		q := Query{Candidates: make([][]int, len(next)), Adapter: w.adapter}
+		for i, it := range next {
+			rows[i] = it.row
+			d := w.lcp(it.cands)
+			p := w.d.Actions[it.cands[0]]
+			tokens[i], q.Candidates[i] = p[it.depth:d], w.trie.Allowed(p[:d])
+			next[i].row, next[i].depth = i, d
+			w.work.Extensions++
+			w.work.Tokens += int64(d - it.depth)
+		}
+		var err error
+		if len(rows) > 1 || c.Rows() > 1 {
+			if c, err = c.Select(rows); err != nil {
+				return nil, err
+			}
+		}
+		c2, out, err := c.Extend(tokens, q)
 		if err != nil {
 			return nil, err
 		}
-		if n.children[k], err = w.expand(c2, d2, cs, l2); err != nil {
-			return nil, err
+		w.work.Calls++
+		c = c2
+		for i := range next {
+			next[i].logits = out.Candidates[i]
 		}
+		level = next
 	}
-	return n, nil
+	return root, nil
 }
 
 // Score returns each legal action's trie-masked log-probability under the base model (adapter
 // false: ρ) or the adapted one (true: θ): one prefill of the prompt with the actions' common
 // prefix, then one cached extension per further branching node, fed the tokens from its parent
-// branching node (forced tokens cost no forward of their own), and at each branching position a
+// branching node (forced tokens cost no forward of their own), those of one level of the tree in
+// one batched call (a row each), and at each branching position a
 // softmax over the allowed tokens' logits alone, the hidden state times those rows of the output
 // matrix. The per-token log-probabilities go through actiontrie's LogProbs.
 func (m *Model) Score(d Decision, adapter bool) (*Scored, error) {
@@ -177,7 +220,7 @@ func (m *Model) Score(d Decision, adapter bool) (*Scored, error) {
 		for i := range all {
 			all[i] = i
 		}
-		if s.root, err = w.expand(w.cache, depth, all, logits); err != nil {
+		if s.root, err = w.expandAll(w.cache, depth, all, logits); err != nil {
 			return nil, err
 		}
 	}

@@ -74,7 +74,8 @@ func TestScoreEqualsBruteForce(t *testing.T) {
 }
 
 // TestScoreWork: one prefill and one extension per branching node beyond the first, feeding each
-// trie node on the way to a branching node once, whatever the number of legal actions.
+// trie node on the way to a branching node once, whatever the number of legal actions; the
+// extensions of one level of the tree of branching nodes go in one call.
 func TestScoreWork(t *testing.T) {
 	m := tinyModel(t, dtypes.Float32, 4)
 	r := rand.New(rand.NewPCG(9, 10))
@@ -86,7 +87,7 @@ func TestScoreWork(t *testing.T) {
 			t.Fatal(err)
 		}
 		nodes, fed := branchingNodes(d.Actions)
-		want := Work{Prefills: 1, Extensions: int64(max(nodes-1, 0)), Tokens: int64(len(d.Prompt) + fed)}
+		want := Work{Prefills: 1, Extensions: int64(max(nodes-1, 0)), Tokens: int64(len(d.Prompt) + fed), Calls: int64(max(branchingLevels(d.Actions), 1))}
 		if s.Work != want {
 			t.Errorf("%d actions (%d branching nodes): work %+v, want %+v", k, nodes, s.Work, want)
 		}
