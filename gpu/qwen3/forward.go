@@ -58,11 +58,8 @@ func (m *Model) Work() Work {
 // down.
 const layerTensors = 8
 
-// Module names, as PEFT's target_modules and the checkpoint name them; the index is the name's in
-// ModuleNames.
-var projIndex = map[string]int{"q_proj": 0, "k_proj": 1, "v_proj": 2, "o_proj": 3, "gate_proj": 4, "up_proj": 5, "down_proj": 6}
-
-// ModuleNames are the projections LoRA can adapt, in the order the graphs take them.
+// ModuleNames are the projections LoRA can adapt, as PEFT's target_modules and the checkpoint
+// name them, in the order the graphs take them.
 var ModuleNames = []string{"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"}
 
 // GraphDType is the graphs' dtype by name: float32 or float64 (float64 is the checks' exact path).
