@@ -182,6 +182,20 @@ func TestTrainStepsBounded(t *testing.T) {
 	}
 }
 
+// initDemo is a new run folder "demo" of the default configuration, made by init, and its folder.
+func initDemo(t *testing.T) (string, *rundir.Folder) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "demo")
+	if _, err := run(t, "", "init", "--run", dir); err != nil {
+		t.Fatal(err)
+	}
+	r, err := rundir.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, r
+}
+
 func writeFile(t *testing.T, path, text string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {

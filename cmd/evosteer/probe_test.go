@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/evosteer/evosteer-go/internal/probetable"
-	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/runtest"
 )
 
@@ -16,14 +15,7 @@ import (
 // table is queried by `evosteer sql` with the probed step in the step column; a step without a
 // checkpoint says what to run first.
 func TestProbeCommand(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "demo")
-	if _, err := run(t, "", "init", "--run", dir); err != nil {
-		t.Fatal(err)
-	}
-	r, err := rundir.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, r := initDemo(t)
 	runtest.Untrained(t, r, 1) // step 1's learner (still π_θ = ρ) and its author's empty library, no training data
 	if out, err := run(t, "", "probe", "--run", dir, "--step", "1", "--tasks", "2", "--continuations", "2"); err == nil ||
 		!strings.Contains(err.Error(), "loss targets of step 1") || !strings.Contains(err.Error(), "--target-window 0") {

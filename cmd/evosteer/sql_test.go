@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/schema"
 )
 
@@ -46,14 +45,7 @@ func tree(t *testing.T, dir string) map[string]string {
 // and its settings locked once the tables are loaded. Ordinary queries still work, and results
 // go out through --format and --out, which refuses a path inside a run.
 func TestSQLCannotChangeARun(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "demo")
-	if _, err := run(t, "", "init", "--run", dir); err != nil {
-		t.Fatal(err)
-	}
-	r, err := rundir.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, r := initDemo(t)
 	lin := schema.Lineage{Run: "demo", Step: 1, Stage: "rescore", ConfigSHA256: r.Config.SHA256(), Inputs: map[string]string{}}
 	if err := schema.Scores.WriteBatches(filepath.Join(r.StageDir(1, "rescore"), "scores.arrow"), lin, scoresBatch(5, 1)); err != nil {
 		t.Fatal(err)
@@ -158,14 +150,7 @@ func TestSQLRefusesAFolderThatIsNoRun(t *testing.T) {
 // evosteer sql gives it none: with .tmp a plain folder, or a link into a run's rollout folder,
 // no statement writes a file there or changes the run, and the run still loads afterwards.
 func TestSQLWritesNoFileThroughTheTemporaryDirectory(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "demo")
-	if _, err := run(t, "", "init", "--run", dir); err != nil {
-		t.Fatal(err)
-	}
-	r, err := rundir.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, r := initDemo(t)
 	rollout := r.StageDir(1, "rollout")
 	lin := schema.Lineage{Run: "demo", Step: 1, Stage: "rollout", ConfigSHA256: r.Config.SHA256(), Inputs: map[string]string{}}
 	if err := schema.Episodes.WriteBatches(filepath.Join(rollout, "episodes.arrow"), lin); err != nil {

@@ -91,9 +91,8 @@ func slicesString(p []int) string {
 	return string(b)
 }
 
-// branchingNodes counts the prefixes after which more than one token is allowed, and the tokens a
-// walk must feed: every trie node on the way to a branching node.
-func branchingNodes(actions [][]int) (nodes, fed int) {
+// nextTokens maps each prefix of the actions (slicesString) to the tokens that may follow it.
+func nextTokens(actions [][]int) map[string]map[int]bool {
 	next := map[string]map[int]bool{}
 	for _, p := range actions {
 		for j := range p {
@@ -104,6 +103,13 @@ func branchingNodes(actions [][]int) (nodes, fed int) {
 			next[k][p[j]] = true
 		}
 	}
+	return next
+}
+
+// branchingNodes counts the prefixes after which more than one token is allowed, and the tokens a
+// walk must feed: every trie node on the way to a branching node.
+func branchingNodes(actions [][]int) (nodes, fed int) {
+	next := nextTokens(actions)
 	onWay := map[string]bool{}
 	for _, p := range actions {
 		for j := range p {
@@ -147,16 +153,7 @@ func maxDiff2(a, b [][]float64) float64 {
 // branchingLevels is the depth of the tree of branching nodes: the most branching nodes on one
 // action's path.
 func branchingLevels(actions [][]int) int {
-	next := map[string]map[int]bool{}
-	for _, p := range actions {
-		for j := range p {
-			k := slicesString(p[:j])
-			if next[k] == nil {
-				next[k] = map[int]bool{}
-			}
-			next[k][p[j]] = true
-		}
-	}
+	next := nextTokens(actions)
 	most := 0
 	for _, p := range actions {
 		n := 0
