@@ -105,7 +105,7 @@ func requery(ctx context.Context, sr *config.ServedReference, scorer *scoring.Sc
 	if scored.PromptTokens != int(p.PromptTokens) {
 		return schema.RhoDriftRow{}, fmt.Errorf("%s: the server tokenises the prompt to %d tokens, prompt_tokens recorded %d: not the rollout's tokenizer", at, scored.PromptTokens, p.PromptTokens)
 	}
-	row := schema.RhoDriftRow{EpisodeID: p.EpisodeID, T: p.T, Drift: -1}
+	row := schema.RhoDriftRow{EpisodeID: p.EpisodeID, T: p.T, Drift: -1, Requests: int32(scored.Requests), TokensSent: int64(scored.TokensSent)}
 	for i, lp := range scored.LogProbs {
 		recorded := float64(d.PriorLogits[i])
 		if dd := math.Abs(lp - recorded); dd > row.Drift {
