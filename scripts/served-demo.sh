@@ -93,7 +93,7 @@ done
 "$evosteer" report --run "$run"
 
 # The check: "sha256 tokens" per scoring request of a decision, engine side and table side.
-scored() { sed -n 's/^{"kind":"score",.*"prompt_sha256":"\([0-9a-f]*\)","prompt_tokens":\([0-9]*\),"items":\([0-9]*\)}$/\3 \1 \2/p' "$1"; }
+scored() { sed -n 's/^{"kind":"score",.*"prompt_sha256":"\([0-9a-f]*\)","prompt_tokens":\([0-9]*\),"items":\([0-9]*\),"billed_in":[0-9]*,"billed_out":[0-9]*}$/\3 \1 \2/p' "$1"; }
 scored "$tmp/rollouts.log" | awk '$1 >= 2 { print $2, $3 }' | LC_ALL=C sort > "$tmp/engine.txt"
 "$evosteer" sql --run "$run" --format csv \
 	"SELECT prompt_sha256 || ' ' || prompt_tokens AS entry FROM prompts WHERE stage = 'rollout' AND requests = 1" |
@@ -103,7 +103,7 @@ received=$(wc -l < "$tmp/engine.txt")
 sent=$(wc -l < "$tmp/tables.txt")
 preflights=$(scored "$tmp/rollouts.log" | awk '$1 < 2' | wc -l)
 others=$(($(scored "$log" | wc -l) - $(scored "$tmp/rollouts.log" | wc -l)))
-chats=$(grep -c '^{"kind":"chat"}$' "$log" || true)
+chats=$(grep -c '^{"kind":"chat",' "$log" || true)
 if ! cmp -s "$tmp/engine.txt" "$tmp/tables.txt"; then
 	differ=$(LC_ALL=C comm -3 "$tmp/engine.txt" "$tmp/tables.txt" | wc -l)
 	echo "served-demo: prompts check FAILED: the engine scored $received decision prompts in the rollouts, the prompts tables hold $sent rows with requests = 1; $differ (sha256, tokens) entries differ" >&2

@@ -1,7 +1,7 @@
 package report
 
 import (
-	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -11,155 +11,196 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/evosteer/evosteer-go/internal/config"
+	"github.com/evosteer/evosteer-go/internal/duck"
 	"github.com/evosteer/evosteer-go/internal/rundir"
-	"github.com/evosteer/evosteer-go/schema"
 )
 
-// The payers of Costs besides the agent roles.
+// The payers of the cost rows besides the agent roles.
 const (
 	PayerController = "controller"
+	PayerRescore    = "rescore"
 	PayerAuthor     = "author"
 )
 
-// StepExecution is the usage of one executions row, with the step its file belongs to.
-type StepExecution struct {
-	Step                            int
-	Role                            string
-	ModelCalls, TokensIn, TokensOut int64
-	UsageEstimated                  bool
+// CostFile is the embedded query of the cost rows (sql/costs.sql), the one source of the
+// report's costs section and of `evosteer costs`.
+const CostFile = "costs"
+
+// costTables are the tables sql/costs.sql reads, with the columns it reads of each: a run that
+// has no file of one gets it empty (a run without served_reference has no prompts).
+var costTables = []struct{ name, columns string }{
+	{"executions", "role VARCHAR, model_calls BIGINT, tokens_in BIGINT, tokens_out BIGINT, usage_estimated BOOLEAN"},
+	{"episodes", "controller_count VARCHAR, controller_calls BIGINT, controller_tokens_in BIGINT, controller_tokens_out BIGINT, controller_requests BIGINT, controller_tokens_sent BIGINT"},
+	{"proposals", "backend VARCHAR, tokens_in BIGINT, tokens_out BIGINT"},
+	{"prompts", "episode_id VARCHAR, t INTEGER, prompt_tokens INTEGER, requests INTEGER, tokens_sent BIGINT"},
+	{"decisions", "episode_id VARCHAR, t INTEGER, legal_actions VARCHAR[]"},
+	{"rho_drift", "episode_id VARCHAR, t INTEGER, requests INTEGER, tokens_sent BIGINT"},
 }
 
-// StepProposal is a proposals row with the step its file belongs to.
-type StepProposal struct {
-	Step int
-	schema.ProposalRow
-}
-
-// CostRow is one payer's use at one step (or, with Step 0, over the run): sql/costs.sql's row.
+// CostRow is one payer's use at one step (or, with Step 0, over the run): a row of
+// sql/costs.sql, with who served it and, when a server billed it and prices are known, its cost.
 type CostRow struct {
-	Step      int
-	Payer     string // an agent role, PayerController or PayerAuthor
-	Requests  int64
-	TokensIn  int64
-	TokensOut int64
-	Estimated int64    // requests whose counts the client estimated
-	Cost      *float64 // nil without prices
+	Step         int
+	Payer        string // an agent role, PayerController, PayerRescore or PayerAuthor
+	Served       bool   // a server answered (and billed) the requests; false: the prior or a simulation
+	Requests     int64
+	TokensIn     int64
+	TokensCached int64 // of TokensIn, the prompt a scoring request's candidates repeat beyond the first
+	TokensOut    int64
+	Estimated    int64    // requests whose counts the client estimated
+	Model        string   // the served model's name ("" when no server)
+	Cost         *float64 // nil when not served or without prices
 }
 
-// Costs is sql/costs.sql in plain Go: per step and payer — each agent role (its executions'
-// model calls and reported usage), the controller (requests: controller_requests when served,
-// controller_calls otherwise) and the author (a request per window of a model author) — the
-// requests, tokens, estimated requests and the price, ordered by step, then the agent roles by
-// name, the controller, the author.
-func Costs(execs []StepExecution, eps []StepEpisode, props []StepProposal, prices config.Costs) []CostRow {
-	type key struct {
-		step, kind int
-		payer      string
+// LoadCosts runs sql/costs.sql over the run folder dir and resolves each row's server and model
+// from cfg: the agent roles are served when executor.backend is openai, by executor.openai's
+// model; the controller and rescore by served_reference's; the author by its own.
+func LoadCosts(ctx context.Context, dir string, cfg *config.Config) ([]CostRow, error) {
+	db, err := duck.Open(ctx)
+	if err != nil {
+		return nil, err
 	}
-	by := map[key]*CostRow{}
-	add := func(k key, requests, in, out, estimated int64) {
-		r := by[k]
-		if r == nil {
-			r = &CostRow{Step: k.step, Payer: k.payer}
-			by[k] = r
-		}
-		r.Requests += requests
-		r.TokensIn += in
-		r.TokensOut += out
-		r.Estimated += estimated
+	defer db.Close()
+	names := make([]string, len(costTables))
+	for i, t := range costTables {
+		names[i] = t.name
 	}
-	for _, x := range execs {
-		est := int64(0)
-		if x.UsageEstimated {
-			est = x.ModelCalls
-		}
-		add(key{x.Step, 0, x.Role}, x.ModelCalls, x.TokensIn, x.TokensOut, est)
+	loaded, err := db.LoadRun(ctx, dir, names)
+	if err != nil {
+		return nil, err
 	}
-	for _, e := range eps {
-		if e.ControllerCount == schema.ControllerCountServed {
-			add(key{e.Step, 1, PayerController}, e.ControllerRequests, e.ControllerTokensIn, e.ControllerTokensOut, 0)
-		} else {
-			add(key{e.Step, 1, PayerController}, e.ControllerCalls, e.ControllerTokensIn, e.ControllerTokensOut, e.ControllerCalls)
+	have := map[string]bool{}
+	for _, l := range loaded {
+		have[l.Name] = true
+	}
+	for _, t := range costTables {
+		if !have[t.name] {
+			if err := db.Exec(ctx, fmt.Sprintf("CREATE TABLE %s (step BIGINT, stage VARCHAR, %s)", t.name, t.columns), nil); err != nil {
+				return nil, err
+			}
 		}
 	}
-	for _, p := range props {
-		requests := int64(0)
-		if p.Backend == "openai" {
-			requests = 1
+	rr, err := db.RunFile(ctx, CostFile, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer rr.Release()
+	var out []CostRow
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		cols := map[string]arrow.Array{}
+		for i, f := range rec.Schema().Fields() {
+			cols[f.Name] = rec.Column(i)
 		}
-		add(key{p.Step, 2, PayerAuthor}, requests, p.TokensIn, p.TokensOut, 0)
+		i64 := func(name string, i int) (int64, error) {
+			c, ok := cols[name].(*array.Int64)
+			if !ok {
+				return 0, fmt.Errorf("sql/%s.sql: column %s is not BIGINT (%s)", CostFile, name, rec.Schema())
+			}
+			return c.Value(i), nil
+		}
+		payers, ok1 := cols["payer"].(*array.String)
+		served, ok2 := cols["served"].(*array.Boolean)
+		if !ok1 || !ok2 {
+			return nil, fmt.Errorf("sql/%s.sql: no payer VARCHAR or served BOOLEAN column (%s)", CostFile, rec.Schema())
+		}
+		for i := range int(rec.NumRows()) {
+			var v [6]int64
+			var errs []error
+			for k, name := range []string{"step", "requests", "tokens_in", "tokens_cached", "tokens_out", "estimated"} {
+				var err error
+				v[k], err = i64(name, i)
+				errs = append(errs, err)
+			}
+			if err := errors.Join(errs...); err != nil {
+				return nil, err
+			}
+			c := CostRow{Step: int(v[0]), Payer: strings.Clone(payers.Value(i)), Requests: v[1], TokensIn: v[2], TokensCached: v[3], TokensOut: v[4], Estimated: v[5]}
+			if served.IsValid(i) {
+				c.Served = served.Value(i)
+			} else {
+				c.Served = cfg.Executor.Backend == "openai"
+			}
+			if c.Served {
+				c.Model = model(cfg, c.Payer)
+			}
+			out = append(out, c)
+		}
 	}
-	keys := make([]key, 0, len(by))
-	for k := range by {
-		keys = append(keys, k)
+	return out, rr.Err()
+}
+
+// model is the name of the model that serves a payer's requests.
+func model(cfg *config.Config, payer string) string {
+	switch payer {
+	case PayerController, PayerRescore:
+		if cfg.Served != nil {
+			return cfg.Served.Model
+		}
+		return ""
+	case PayerAuthor:
+		return cfg.Author.Model
 	}
-	slices.SortFunc(keys, func(a, b key) int {
-		return cmp.Or(cmp.Compare(a.step, b.step), cmp.Compare(a.kind, b.kind), strings.Compare(a.payer, b.payer))
-	})
-	out := make([]CostRow, len(keys))
-	for i, k := range keys {
-		out[i] = *by[k]
-		out[i].Cost = price(prices, out[i])
+	return cfg.Executor.OpenAI.Model
+}
+
+// Priced sets each served row's Cost from prices (nil without a price); a row no server billed
+// keeps a nil cost whatever the prices: its tokens are a simulation's, not money.
+func Priced(rows []CostRow, prices Prices) []CostRow {
+	out := slices.Clone(rows)
+	for i := range out {
+		out[i].Cost = nil
+		if out[i].Served && prices.Priced() {
+			c := prices.For(out[i].Model).Cost(out[i])
+			out[i].Cost = &c
+		}
 	}
 	return out
 }
 
-// CostTotals sums rows over the steps per payer (Step 0), in the order the payers first appear.
-func CostTotals(rows []CostRow, prices config.Costs) []CostRow {
+// CostTotals sums rows over the steps per payer and server (Step 0), in the order they first
+// appear, and prices them as rows.
+func CostTotals(rows []CostRow, prices Prices) []CostRow {
 	var out []CostRow
-	at := map[string]int{}
+	type key struct {
+		payer  string
+		served bool
+	}
+	at := map[key]int{}
 	for _, r := range rows {
-		i, ok := at[r.Payer]
+		k := key{r.Payer, r.Served}
+		i, ok := at[k]
 		if !ok {
 			i = len(out)
-			at[r.Payer] = i
-			out = append(out, CostRow{Payer: r.Payer})
+			at[k] = i
+			out = append(out, CostRow{Payer: r.Payer, Served: r.Served, Model: r.Model})
 		}
 		t := &out[i]
 		t.Requests += r.Requests
 		t.TokensIn += r.TokensIn
+		t.TokensCached += r.TokensCached
 		t.TokensOut += r.TokensOut
 		t.Estimated += r.Estimated
 	}
-	for i := range out {
-		out[i].Cost = price(prices, out[i])
-	}
-	return out
+	return Priced(out, prices)
 }
 
-func price(prices config.Costs, r CostRow) *float64 {
-	if !prices.Priced() {
-		return nil
+// Billed is the cost of the served rows: what the servers billed (0 without prices).
+func Billed(rows []CostRow) float64 {
+	total := 0.0
+	for _, r := range rows {
+		if r.Served && r.Cost != nil {
+			total += *r.Cost
+		}
 	}
-	c := prices.Cost(r.TokensIn, r.TokensOut)
-	return &c
-}
-
-// readExecutionUsage appends the usage columns of one executions file, without reading the
-// prompts and outputs as Go values.
-func readExecutionUsage(path string, step int, out []StepExecution) ([]StepExecution, error) {
-	err := schema.Executions.EachBatch(path, func(rec arrow.RecordBatch) error {
-		roles, err1 := schema.Column[*array.String](rec, "role")
-		calls, err2 := schema.Column[*array.Int64](rec, "model_calls")
-		in, err3 := schema.Column[*array.Int64](rec, "tokens_in")
-		out2, err4 := schema.Column[*array.Int64](rec, "tokens_out")
-		est, err5 := schema.Column[*array.Boolean](rec, "usage_estimated")
-		if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
-			return err
-		}
-		for i := range int(rec.NumRows()) {
-			out = append(out, StepExecution{Step: step, Role: strings.Clone(roles.Value(i)), ModelCalls: calls.Value(i),
-				TokensIn: in.Value(i), TokensOut: out2.Value(i), UsageEstimated: est.Value(i)})
-		}
-		return nil
-	})
-	return out, err
+	return total
 }
 
 // endpoint names who serves a payer's requests, from the configuration: the executor's server
 // for the agent roles, the served reference (or no server, for the prior) for the controller,
 // the author's server.
-func endpoint(cfg *config.Config, payer string) string {
+func endpoint(cfg *config.Config, c CostRow) string {
+	payer := c.Payer
 	servers := func(base string, replicas []string) string {
 		if len(replicas) == 0 {
 			return base
@@ -167,8 +208,8 @@ func endpoint(cfg *config.Config, payer string) string {
 		return fmt.Sprintf("%s (+%d replicas)", base, len(replicas))
 	}
 	switch payer {
-	case PayerController:
-		if sr := cfg.Served; sr != nil {
+	case PayerController, PayerRescore:
+		if sr := cfg.Served; sr != nil && c.Served {
 			return servers(sr.BaseURL, sr.Replicas)
 		}
 		return "reference_prior (no server)"
@@ -184,13 +225,17 @@ func endpoint(cfg *config.Config, payer string) string {
 	return "sim (no server)"
 }
 
-// costSection is the last step's and the run's requests, tokens and prices per payer, and what
-// the evaluation used.
+// costSection is the last step's and the run's requests, tokens and prices per payer (sql/costs.sql,
+// as `evosteer costs` prints it), and what the evaluation used.
 func costSection(r *rundir.Folder, d *data) (f Figure, err error) {
 	f = Figure{ID: IDCosts, Title: "Costs"}
 	cfg := r.Config
-	prices := cfg.Costs
-	rows := Costs(d.executions, d.episodes, d.proposals, prices)
+	prices := PricesFromConfig(cfg.Costs)
+	rows, err := LoadCosts(context.Background(), r.Dir, cfg)
+	if err != nil {
+		return f, err
+	}
+	rows = Priced(rows, prices)
 	if len(rows) == 0 {
 		f.Note = "No rollout has written executions yet."
 		return f, nil
@@ -202,16 +247,21 @@ func costSection(r *rundir.Folder, d *data) (f Figure, err error) {
 	t := &Table{Header: header, Labels: 2}
 	block := func(title string, rs []CostRow) {
 		t.Rows = append(t.Rows, Row{Cells: append([]string{title}, make([]string, len(header)-1)...), Bold: true})
-		var sum CostRow
+		sum := CostRow{Served: true}
 		for _, c := range rs {
-			t.Rows = append(t.Rows, costCells(cfg, c, c.Payer, endpoint(cfg, c.Payer)))
-			sum.Requests += c.Requests
-			sum.TokensIn += c.TokensIn
-			sum.TokensOut += c.TokensOut
-			sum.Estimated += c.Estimated
+			t.Rows = append(t.Rows, costCells(prices, c, c.Payer, endpoint(cfg, c)))
+			if c.Served {
+				sum.Requests += c.Requests
+				sum.TokensIn += c.TokensIn
+				sum.TokensOut += c.TokensOut
+				sum.Estimated += c.Estimated
+			}
 		}
-		sum.Cost = price(prices, sum)
-		total := costCells(cfg, sum, "all", "")
+		if prices.Priced() {
+			b := Billed(rs)
+			sum.Cost = &b
+		}
+		total := costCells(prices, sum, "billed", "the servers")
 		total.Bold = true
 		t.Rows = append(t.Rows, total)
 	}
@@ -227,17 +277,20 @@ func costSection(r *rundir.Folder, d *data) (f Figure, err error) {
 	block(fmt.Sprintf("step %d", last), lastRows)
 	block(fmt.Sprintf("run (%d steps)", len(steps)), CostTotals(rows, prices))
 	f.Table = t
-	priced := "No prices are configured (costs: in pipeline.yaml), so no cost column is shown."
+	priced := "No prices are configured (costs: in pipeline.yaml), so no cost column is shown; evosteer costs --prices FILE prices a run per model."
 	if prices.Priced() {
 		priced = fmt.Sprintf("Cost = (input × %g + output × %g) / 10⁶ at the configured prices per million tokens "+
-			"(costs.input_per_million, costs.output_per_million), the same for every payer.", prices.InputPerMillion, prices.OutputPerMillion)
+			"(costs.input_per_million, costs.output_per_million), the same for every model; evosteer costs --prices FILE "+
+			"prices per model, with a cached-prompt price.", prices.InputPerMillion, prices.OutputPerMillion)
 	}
-	f.Caption = "Model use of the rollouts and the skill author (sql/costs.sql computes the same per step: " +
-		"evosteer sql over the run, docs/LLM-EXECUTORS.md \"What a run cost\"). A payer is an agent role " +
+	f.Caption = "Model use of the rollouts, rescore and the skill author: the rows of sql/costs.sql, which evosteer costs prints " +
+		"per step (docs/LLM-EXECUTORS.md \"What a run cost\"). A payer is an agent role " +
 		"(executions: its model calls and usage as the server reported it, before the cap at each reservation), the " +
-		"controller (episodes: scoring requests to a served reference, or, for the prompt-only prior, the decisions " +
-		"charged to the budget, whose tokens are estimated) or the author (proposals: one request a window of a model " +
-		"author, none of the simulated one). Estimated counts the requests whose token counts the client estimated " +
+		"controller (a served ρ: its scoring requests, the token ids they carried, prompt + path for each legal action, and one " +
+		"generated token per action; the prompt-only prior: the decisions charged to the budget and their estimated tokens), rescore " +
+		"(its drift re-queries of the served ρ) or the author (proposals: one request a window of a model author, none of the simulated one). " +
+		"Billed sums only the rows a server answered: a row served by no server (the prior, a simulation) is a simulation's count, " +
+		"left out of it and never priced. Estimated counts the requests whose token counts the client estimated " +
 		"because the server reported none. " + priced + " " + evalUsage(d)
 	return f, nil
 }
@@ -271,10 +324,14 @@ func evalUsage(d *data) string {
 		"and no requests, roles or estimated counts, so it is not priced): " + strings.Join(parts, "; ") + "."
 }
 
-func costCells(cfg *config.Config, c CostRow, payer, servedBy string) Row {
+func costCells(prices Prices, c CostRow, payer, servedBy string) Row {
 	cells := []string{payer, servedBy, thousands(c.Requests), thousands(c.TokensIn), thousands(c.TokensOut), thousands(c.Estimated)}
-	if cfg.Costs.Priced() {
-		cells = append(cells, fmt.Sprintf("%.4f", *c.Cost))
+	if prices.Priced() {
+		cost := "not billed"
+		if c.Cost != nil {
+			cost = fmt.Sprintf("%.4f", *c.Cost)
+		}
+		cells = append(cells, cost)
 	}
 	return Row{Cells: cells}
 }

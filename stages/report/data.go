@@ -24,18 +24,16 @@ const EvalFile = layout.Eval + "/" + layout.EvalResultsFile
 
 // data is what the report reads from a run folder.
 type data struct {
-	steps      []int // step folders ≥ 1 with rollout episodes, increasing
-	episodes   []StepEpisode
-	anchors    []StepAnchor
-	metrics    []stepMetrics
-	decisions  []EditDecision
-	executions []StepExecution // the usage columns of the rollouts' executions
-	proposals  []StepProposal
-	segments   []skills.Segment // ledger segments in log order
-	library    []schema.SkillRow
-	libPath    string // the snapshot library came from, relative to the run ("" when none)
-	eval       []schema.EvalRow
-	evalFound  bool
+	steps     []int // step folders ≥ 1 with rollout episodes, increasing
+	episodes  []StepEpisode
+	anchors   []StepAnchor
+	metrics   []stepMetrics
+	decisions []EditDecision
+	segments  []skills.Segment // ledger segments in log order
+	library   []schema.SkillRow
+	libPath   string // the snapshot library came from, relative to the run ("" when none)
+	eval      []schema.EvalRow
+	evalFound bool
 	// evalNA are the evaluation's cells no score fills, with the reason: policy → benchmark →
 	// why (eval/workflows.json's task types without a searched workflow).
 	evalNA map[string]map[string]string
@@ -119,22 +117,6 @@ func (d *data) loadStep(r *rundir.Folder, step int, episodePaths []string) error
 		if d.decisions, err = readEditDecisions(p, d.decisions); err != nil {
 			return err
 		}
-	}
-	execs, err := rundir.Shards(r.StageDir(step, layout.Rollout), layout.Executions)
-	if err != nil {
-		return err
-	}
-	for _, p := range execs {
-		if d.executions, err = readExecutionUsage(p, step, d.executions); err != nil {
-			return err
-		}
-	}
-	props, err := readIfPresent[schema.ProposalRow](schema.Proposals, filepath.Join(r.StageDir(step, layout.Author), layout.ProposalsFile))
-	if err != nil {
-		return err
-	}
-	for _, p := range props {
-		d.proposals = append(d.proposals, StepProposal{step, p})
 	}
 	anchors, err := readIfPresent[schema.AnchorRow](schema.Anchors, filepath.Join(r.StageDir(step, layout.Aggregate), layout.AnchorsFile))
 	if err != nil {

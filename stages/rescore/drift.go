@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 
 	"golang.org/x/sync/errgroup"
 
@@ -60,18 +61,34 @@ func drift(ctx context.Context, sr *config.ServedReference, seed uint64, promptF
 	if err != nil {
 		return nil, fmt.Errorf("rescore: %w", err)
 	}
+	// A decision whose prompt and legal actions an earlier sampled one has is answered by that
+	// one's request (the scorer's cache would, in whichever order the requests finish): it is
+	// re-queried after the first, so the rows' requests and tokens_sent do not depend on timing.
 	out := make([]schema.RhoDriftRow, k)
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(sr.MaxConcurrency)
+	leader := map[string]int{}
+	var first, rest []int
 	for j, i := range pick {
-		g.Go(func() error {
-			var err error
-			out[j], err = requery(gctx, sr, scorer, all[i])
-			return err
-		})
+		key := all[i].prompt.PromptSHA256 + "\x00" + strings.Join(all[i].decision.LegalActions, "\x00")
+		if _, ok := leader[key]; ok {
+			rest = append(rest, j)
+			continue
+		}
+		leader[key] = j
+		first = append(first, j)
 	}
-	if err := g.Wait(); err != nil {
-		return nil, err
+	for _, js := range [][]int{first, rest} {
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(sr.MaxConcurrency)
+		for _, j := range js {
+			g.Go(func() error {
+				var err error
+				out[j], err = requery(gctx, sr, scorer, all[pick[j]])
+				return err
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return nil, err
+		}
 	}
 	worst := out[0]
 	for _, r := range out[1:] {
@@ -105,7 +122,7 @@ func requery(ctx context.Context, sr *config.ServedReference, scorer *scoring.Sc
 	if scored.PromptTokens != int(p.PromptTokens) {
 		return schema.RhoDriftRow{}, fmt.Errorf("%s: the server tokenises the prompt to %d tokens, prompt_tokens recorded %d: not the rollout's tokenizer", at, scored.PromptTokens, p.PromptTokens)
 	}
-	row := schema.RhoDriftRow{EpisodeID: p.EpisodeID, T: p.T, Drift: -1}
+	row := schema.RhoDriftRow{EpisodeID: p.EpisodeID, T: p.T, Drift: -1, Requests: int32(scored.Requests), TokensSent: int64(scored.TokensSent)}
 	for i, lp := range scored.LogProbs {
 		recorded := float64(d.PriorLogits[i])
 		if dd := math.Abs(lp - recorded); dd > row.Drift {

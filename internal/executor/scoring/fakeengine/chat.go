@@ -71,7 +71,7 @@ func (c Chat) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		text = c.Model.Decode(reply)
 	}
 	prompt := len(c.Model.Tokenize(strings.Join(all, "")))
-	c.Log.chat()
+	c.Log.chat(prompt, len(reply))
 	sglangJSON(w, http.StatusOK, map[string]any{
 		"id": fmt.Sprintf("chatcmpl-fake-%x", sum[:8]), "object": "chat.completion", "created": 0, "model": c.Model.Name,
 		"choices": []map[string]any{{"index": 0, "message": map[string]any{"role": "assistant", "content": text},

@@ -151,8 +151,13 @@ func TestChatCompletionsThroughTheClient(t *testing.T) {
 				t.Fatalf("another model: %v, want HTTP 404 naming the model", err)
 			}
 			lines := s.log.lines(t)
-			if len(lines) != 19 || slices.ContainsFunc(lines, func(l fakeengine.LogLine) bool { return l != fakeengine.LogLine{Kind: "chat"} }) {
-				t.Fatalf("log %+v, want 19 chat lines (the refused request is not logged)", lines)
+			if len(lines) != 19 || slices.ContainsFunc(lines, func(l fakeengine.LogLine) bool {
+				return l.Kind != "chat" || l.Dialect != "" || l.BilledIn <= 0 || l.BilledOut <= 0
+			}) {
+				t.Fatalf("log %+v, want 19 chat lines with their bill (the refused request is not logged)", lines)
+			}
+			if l := lines[len(lines)-1]; int64(l.BilledIn) != cut.Usage.PromptTokens || l.BilledOut != 3 {
+				t.Fatalf("the cut reply's line %+v, its usage %+v", l, cut.Usage)
 			}
 		})
 	}

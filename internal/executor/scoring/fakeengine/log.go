@@ -14,11 +14,15 @@ import (
 // request (SGLang's /generate, vLLM's /v1/completions with prompt_logprobs) gives one line per
 // distinct prompt it carries:
 //
-//	{"kind":"score","dialect":"sglang","prompt_sha256":"…","prompt_tokens":N,"items":K}
+//	{"kind":"score","dialect":"sglang","prompt_sha256":"…","prompt_tokens":N,"items":K,"billed_in":I,"billed_out":O}
 //
 // prompt_sha256 the hex sha256 of the prompt's text (Model.Decode of its token ids: the text
 // the scorer had tokenised), items the batch items that prompt heads (the scorer sends one per
-// legal action, two or more; a preflight sends one). A chat completion gives {"kind":"chat"}.
+// legal action, two or more; a preflight sends one). A chat completion gives
+// {"kind":"chat","billed_in":I,"billed_out":O}. billed_in and billed_out are the engine's own
+// bill, what its reply's usage reports: for a scoring line the token ids of those items (prompt
+// and path each) and the one token generated per item; for a chat completion its prompt and
+// completion tokens (evosteer costs is checked against them, cmd/evosteer/costs_test.go).
 // Each line is one Write, made under a lock before the reply is sent, so once a client has its
 // reply the line is in the writer; an *os.File writer flushes every line. Safe for concurrent
 // use; a nil *RequestLog logs nothing. Requests the server refuses are not logged.
@@ -48,6 +52,8 @@ type LogLine struct {
 	PromptSHA256 string `json:"prompt_sha256,omitempty"`
 	PromptTokens int    `json:"prompt_tokens,omitempty"`
 	Items        int    `json:"items,omitempty"`
+	BilledIn     int    `json:"billed_in"`
+	BilledOut    int    `json:"billed_out"`
 }
 
 func (l *RequestLog) write(lines []LogLine) {
@@ -78,14 +84,18 @@ func (l *RequestLog) scoring(m Model, dialect string, batch [][]int, promptLen i
 		p := seq[:promptLen]
 		if k := slices.IndexFunc(seen, func(s []int) bool { return slices.Equal(s, p) }); k >= 0 {
 			lines[k].Items++
+			lines[k].BilledIn += len(seq)
+			lines[k].BilledOut++
 			continue
 		}
 		sum := sha256.Sum256([]byte(m.Decode(p)))
 		seen = append(seen, p)
-		lines = append(lines, LogLine{Kind: "score", Dialect: dialect, PromptSHA256: hex.EncodeToString(sum[:]), PromptTokens: len(p), Items: 1})
+		lines = append(lines, LogLine{Kind: "score", Dialect: dialect, PromptSHA256: hex.EncodeToString(sum[:]), PromptTokens: len(p), Items: 1, BilledIn: len(seq), BilledOut: 1})
 	}
 	l.write(lines)
 }
 
-// chat logs a chat completion.
-func (l *RequestLog) chat() { l.write([]LogLine{{Kind: "chat"}}) }
+// chat logs a chat completion of prompt and completion tokens.
+func (l *RequestLog) chat(prompt, completion int) {
+	l.write([]LogLine{{Kind: "chat", BilledIn: prompt, BilledOut: completion}})
+}
