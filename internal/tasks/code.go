@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/evosteer/evosteer-go/internal/cpuslot"
 	"github.com/evosteer/evosteer-go/internal/sandbox"
 )
 
@@ -71,13 +72,23 @@ const (
 // (JSON escapes, ast.unparse spacing). A harness that fails or times out on pathological
 // output yields ok=false; a sandbox that cannot run, or a reply that is missing or not JSON, is
 // an error, which quotes no more than an excerpt.
+// runFiles runs a program of a code grade, giving the CPU slot that ctx holds (an episode's,
+// internal/cpuslot) back while the run waits for its turn and while the program runs, as a
+// request waiting on a server does: the programs at once are bounded by the sandbox's own
+// concurrency and memory total (tools.python.concurrency, memory_total_mb), not by the
+// episodes' slots.
+func (g *Graders) runFiles(ctx context.Context, code string, lim sandbox.Limits, files sandbox.Files) sandbox.Result {
+	defer cpuslot.Wait(ctx)()
+	return g.sandbox.RunFiles(ctx, code, lim, files)
+}
+
 func (g *Graders) runHarness(ctx context.Context, request map[string]any, reply any) (bool, error) {
 	payload, err := json.Marshal(request)
 	if err != nil {
 		return false, err
 	}
 	lim := withFile(CodeLimits(g.sandbox.Limits()), 8<<20+4*int64(len(payload)))
-	res := g.sandbox.RunFiles(ctx, mbppHarness+"\nmain()\n", lim,
+	res := g.runFiles(ctx, mbppHarness+"\nmain()\n", lim,
 		sandbox.Files{In: map[string][]byte{requestFile: payload}, Out: []string{replyFile}})
 	switch res.Status {
 	case sandbox.StatusToolError:
@@ -246,7 +257,7 @@ func (g *Graders) probe(ctx context.Context, source, imports string, tests *hidd
 	program := source + "\n\n" + imports + "\n" + tests.setup(false) + "\n" + mbppProbe +
 		fmt.Sprintf("\n__evosteer_probe_all(lambda inp, i: (%s), inputs, %q)\n", tests.Probe, valuesFile)
 	lim := withFile(CodeLimits(g.sandbox.Limits()), 8<<20+8*int64(plusBytes))
-	res := g.sandbox.RunFiles(ctx, program, lim, sandbox.Files{Out: []string{valuesFile}})
+	res := g.runFiles(ctx, program, lim, sandbox.Files{Out: []string{valuesFile}})
 	if res.Status == sandbox.StatusToolError {
 		return nil, fmt.Errorf("probe: %s", clip(res.Error))
 	}
@@ -261,7 +272,7 @@ func (g *Graders) judge(ctx context.Context, imports string, tests *hiddenTests,
 	program := imports + "\n" + tests.setup(true) + "\n" + mbppJudge +
 		fmt.Sprintf("\n__evosteer_load(%q, %q)\n", valuesFile, oracle) +
 		tests.Loop + "\nprint('\\n' + '" + sentinel + "')\n"
-	res := g.sandbox.RunFiles(ctx, program, CodeLimits(g.sandbox.Limits()), sandbox.Files{In: map[string][]byte{valuesFile: values}})
+	res := g.runFiles(ctx, program, CodeLimits(g.sandbox.Limits()), sandbox.Files{In: map[string][]byte{valuesFile: values}})
 	if res.Status == sandbox.StatusToolError {
 		return false, fmt.Errorf("judge: %s", clip(res.Error))
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evosteer/evosteer-go/internal/cpuslot"
 	"github.com/evosteer/evosteer-go/internal/sandbox"
 )
 
@@ -417,4 +418,33 @@ func TestCodeGradesRunOncePerDistinctOutput(t *testing.T) {
 	if s, _ := g.Grade(context.Background(), task, right); s.Reward != 1 || g.CodeRuns() != 3 {
 		t.Fatalf("the first output again: %+v, %d runs", s, g.CodeRuns())
 	}
+}
+
+// TestASandboxRunHoldsNoCPUSlot: with one CPU slot, a code grade whose programs run in the
+// sandbox gives the slot back while they wait and run, as a request waiting on a server does,
+// so another holder's CPU work proceeds meanwhile: the other Hold returns before the grade ends
+// (the grade cannot end while the other holds the only slot, so the order is certain).
+func TestASandboxRunHoldsNoCPUSlot(t *testing.T) {
+	sb := testSandbox(t)
+	requireNumpy(t, sb)
+	g := NewGraders(sb)
+	task := fixtureTask(t, "mbpp_plus/f6")
+	pool := cpuslot.NewPool(1)
+	ctx, release := pool.Hold(context.Background())
+	done := make(chan struct{})
+	go func() {
+		if s, err := g.Grade(ctx, task, "```python\ndef add_two(a, b):\n    return a + b\n```"); err != nil || s.Reward != 1 {
+			t.Errorf("grade %+v %v", s, err)
+		}
+		close(done)
+		release()
+	}()
+	_, other := pool.Hold(context.Background()) // returns only after the grade if its run kept the slot
+	select {
+	case <-done:
+		t.Fatal("the grade ended before another holder got the only CPU slot: its sandbox run held the slot")
+	default:
+	}
+	other()
+	<-done
 }

@@ -178,3 +178,33 @@ func TestFreedSlotsGoToTheHighestPriority(t *testing.T) {
 		t.Fatalf("served %s", got)
 	}
 }
+
+// TestASandboxRunHoldsNoCPUSlot: with one CPU slot, an agent's python call gives the slot back
+// while its program waits and runs, as a waiting request does, so another holder's CPU work
+// proceeds meanwhile: the other Hold returns before the call ends (the call cannot end while
+// the other holds the only slot, so the order is certain).
+func TestASandboxRunHoldsNoCPUSlot(t *testing.T) {
+	sb := testSandbox(t)
+	sess, err := newExecutor(t, "http://127.0.0.1:1", sb).Begin(context.Background(), fixture(t, "aime_2026/f5"), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := cpuslot.NewPool(1)
+	ctx, release := pool.Hold(context.Background())
+	done := make(chan struct{})
+	go func() {
+		if run, err := sess.(*Session).runTool(ctx, toolCall{tool: "python", argument: "print(6 * 7)"}); err != nil || run.call.Result != "42\n" {
+			t.Errorf("python call %+v %v", run, err)
+		}
+		close(done)
+		release()
+	}()
+	_, other := pool.Hold(context.Background()) // returns only after the call if its run kept the slot
+	select {
+	case <-done:
+		t.Fatal("the python call ended before another holder got the only CPU slot: its sandbox run held the slot")
+	default:
+	}
+	other()
+	<-done
+}

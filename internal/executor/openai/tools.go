@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/evosteer/evosteer-go/internal/cpuslot"
 	"github.com/evosteer/evosteer-go/internal/executor"
 	"github.com/evosteer/evosteer-go/internal/executor/search"
 	"github.com/evosteer/evosteer-go/internal/sandbox"
@@ -400,7 +401,11 @@ type toolRun struct {
 // circuit breaker is open is an error, which ends the episode.
 func (s *Session) runTool(ctx context.Context, c toolCall) (toolRun, error) {
 	if c.tool == "python" {
+		// The episode's CPU slot is given back while the program waits for its turn and runs
+		// (the sandbox bounds the programs at once: tools.python.concurrency, memory_total_mb).
+		resume := cpuslot.Wait(ctx)
 		res := s.e.sandbox.Run(ctx, c.argument)
+		resume()
 		return toolRun{executor.ToolCall{Tool: "python", Status: res.Status, Result: res.Text(s.e.sandbox.Limits().Wall)}, s.wall(res.Wall)}, nil
 	}
 	errCall := func(msg string) toolRun {
