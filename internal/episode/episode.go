@@ -46,6 +46,8 @@ type env struct {
 	// cpu bounds the episodes doing CPU work (deciding, executing tools, grading) at once; an
 	// episode gives its slot back while it waits for a network batch or on a server.
 	cpu *cpuslot.Pool
+	// finished, when set, is told each episode as it finishes (PlayKeeping).
+	finished func(i int, p Played) error
 }
 
 // ask gives the episode's slot back while the question waits for its batch.
@@ -58,6 +60,7 @@ func (e *env) ask(ctx context.Context, q *question) error {
 // the episode unhealthy with the reason, never the stage fail; only a bug in the pipeline
 // itself (a policy or network error) is returned.
 func (e *env) run(ctx context.Context, j Job) (*Played, error) {
+	started.Add(1)
 	network := j.Script == nil
 	ctx, release := e.cpu.Hold(ctx)
 	defer release()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/evosteer/evosteer-go/gpu"
 	"github.com/evosteer/evosteer-go/internal/config"
@@ -61,6 +62,17 @@ type Progress func(done, total int)
 // decision loop, budget charging and seeding, the network jobs scored in batches as they ask. l and eng may
 // be nil when every job is scripted. Results keep the jobs' order.
 func Play(ctx context.Context, cfg *config.Config, exec executor.Executor, l *gpu.Learner, eng *gpu.Engine, jobs []Job, progress Progress) ([]Played, error) {
+	return PlayKeeping(ctx, cfg, exec, l, eng, jobs, progress, nil)
+}
+
+// Finished is told an episode as soon as it has finished: its index in the jobs and what it
+// produced. It may be called from several goroutines at once; an error fails the play.
+type Finished func(i int, p Played) error
+
+// PlayKeeping is Play that also tells finished (when not nil) each episode as it finishes, so
+// that a caller can keep finished work before the whole play ends (the rollout's parts). A
+// finished episode is the same whichever other jobs are played with it.
+func PlayKeeping(ctx context.Context, cfg *config.Config, exec executor.Executor, l *gpu.Learner, eng *gpu.Engine, jobs []Job, progress Progress, finished Finished) ([]Played, error) {
 	js := make([]Job, len(jobs))
 	for i, j := range jobs {
 		if j.Script == nil && (l == nil || eng == nil) {
@@ -76,6 +88,7 @@ func Play(ctx context.Context, cfg *config.Config, exec executor.Executor, l *gp
 		l = &gpu.Learner{} // no network job asks it anything
 	}
 	e := newEnv(cfg, exec, l, eng)
+	e.finished = finished
 	if cfg.Served != nil { // newEnv gives the prior
 		ref, err := newServedReference(ctx, cfg.Served)
 		if err != nil {
@@ -93,6 +106,13 @@ func Play(ctx context.Context, cfg *config.Config, exec executor.Executor, l *gp
 	}
 	return out, nil
 }
+
+// started counts the episodes this process has started (Started).
+var started atomic.Int64
+
+// Started is the number of episodes this process has started playing, by every Play: what a
+// resumed stage's tests count to see that it played only its unfinished episodes.
+func Started() int64 { return started.Load() }
 
 // NewExecutor opens the configured executor backend.
 func NewExecutor(cfg *config.Config) (executor.Executor, error) {

@@ -34,7 +34,8 @@ func workers(cfg *config.Config) int {
 // runAll plays every job, all in flight at once, with at most n doing CPU work at a time: an
 // episode waiting on a server or a network batch holds no CPU slot, so the requests in flight
 // are bounded by each endpoint's cap (executor.openai.max_concurrency), not by n. Results keep
-// the jobs' order, and no episode's output depends on scheduling.
+// the jobs' order, and no episode's output depends on scheduling. e.finished, when set, is told
+// each finished episode as it finishes (from its goroutine); its error fails the play.
 func runAll(ctx context.Context, e *env, jobs []Job, n int, progress Progress) ([]*Played, error) {
 	e.cpu = cpuslot.NewPool(n)
 	out := make([]*Played, len(jobs))
@@ -49,6 +50,9 @@ func runAll(ctx context.Context, e *env, jobs []Job, n int, progress Progress) (
 			j := jobs[i]
 			j.order = i
 			out[i], errs[i] = e.run(ctx, j)
+			if errs[i] == nil && e.finished != nil {
+				errs[i] = e.finished(i, *out[i])
+			}
 			mu.Lock()
 			done++
 			if progress != nil {

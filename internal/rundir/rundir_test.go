@@ -3,8 +3,10 @@ package rundir
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -390,5 +392,67 @@ func TestResumeAfterAKillBetweenTheRenamesOfARerun(t *testing.T) {
 		if res, err := again.RunStage(ctx, step, copyStage("in.txt", &runs), false); err != nil || !res.Skipped {
 			t.Errorf("step %d resumes with %+v, %v; want the restored stage skipped as up to date", step, res, err)
 		}
+	}
+}
+
+// A stage's parts folder survives a failed run, outside the stage folder, and the next run with
+// the same inputs finds it; other inputs, or another shard, get another folder; --force empties
+// it; a shard's commit removes its own, a whole stage's commit every parts folder of the stage.
+func TestPartsDirIsKeptUntilTheStageCommits(t *testing.T) {
+	ctx := context.Background()
+	r := newRun(t)
+	os.WriteFile(filepath.Join(r.Dir, "in.txt"), []byte("a"), 0o644)
+	var seen []string // what each run found in its parts folder
+	var dirs []string
+	fail := true
+	stage := func(shard string) Stage {
+		return testStage{name: "copy", shard: shard, inputs: []string{"in.txt"}, outputs: []string{"out" + shard + ".txt"}, run: func(ctx context.Context, sc *StageContext) error {
+			dirs = append(dirs, sc.PartsDir)
+			got, _ := os.ReadFile(filepath.Join(sc.PartsDir, "part"))
+			seen = append(seen, string(got))
+			if err := os.MkdirAll(sc.PartsDir, 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(sc.PartsDir, "part"), []byte("kept"), 0o644); err != nil {
+				return err
+			}
+			if fail {
+				return errors.New("killed")
+			}
+			return os.WriteFile(filepath.Join(sc.OutDir, "out"+shard+".txt"), []byte("x"), 0o644)
+		}}
+	}
+	if _, err := r.RunStage(ctx, 1, stage(""), false); err == nil {
+		t.Fatal("the failing stage committed")
+	}
+	if !strings.HasPrefix(dirs[0], r.PartsRoot(1, "copy")+string(filepath.Separator)) || strings.HasPrefix(dirs[0], r.StageDir(1, "copy")) {
+		t.Fatalf("parts folder %s: want it under %s, outside the stage folder", dirs[0], r.PartsRoot(1, "copy"))
+	}
+	r.RunStage(ctx, 1, stage(""), false)       // fails again: finds the part
+	r.RunStage(ctx, 1, stage("1-of-2"), false) // another shard: another folder
+	r.RunStage(ctx, 1, stage(""), true)        // --force: emptied first
+	os.WriteFile(filepath.Join(r.Dir, "in.txt"), []byte("b"), 0o644)
+	r.RunStage(ctx, 1, stage(""), false) // other inputs: another folder
+	if want := []string{"", "kept", "", "", ""}; !slices.Equal(seen, want) {
+		t.Fatalf("the runs found %q in their parts folders, want %q", seen, want)
+	}
+	if dirs[0] != dirs[1] || dirs[2] == dirs[0] || dirs[3] != dirs[0] || dirs[4] == dirs[0] {
+		t.Fatalf("parts folders %q", dirs)
+	}
+	fail = false
+	if _, err := r.RunStage(ctx, 1, stage("2-of-2"), false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dirs[len(dirs)-1]); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a committed shard's parts are left (%v)", err)
+	}
+	if _, err := os.Stat(dirs[2]); err != nil {
+		t.Fatalf("a committed shard removed a sibling's parts: %v", err)
+	}
+	if _, err := r.RunStage(ctx, 1, stage(""), false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(r.PartsRoot(1, "copy")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the whole stage committed and left parts folders (%v)", err)
 	}
 }

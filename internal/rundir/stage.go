@@ -138,6 +138,35 @@ type StageContext struct {
 	// Resolved is what the stage's Inputs returned for this step (its own type: the stage
 	// asserts it).
 	Resolved Resolved
+	// PartsDir is where the stage may keep finished work as it goes (the rollout's finished
+	// episodes), so that a run of it killed midway resumes instead of starting over: a hidden
+	// sibling of the stage folder, never read as its outputs, named by the stage's shard, inputs,
+	// seed and configuration (PartsDir), so a run with other inputs looks in another folder. It
+	// is not created; RunStage removes it once the stage commits (the whole stage: every parts
+	// folder of the stage in the step), and empties it first under force. What a stage keeps there
+	// must carry its own lineage, checked before it is resumed, and be written atomically.
+	PartsDir string
+}
+
+// PartsRoot is the folder of a step that holds the parts folders of a stage's runs
+// (StageContext.PartsDir): STEP/.NAME-parts, hidden, outside the stage folder.
+func (r *Folder) PartsRoot(step int, name string) string {
+	return filepath.Join(r.StepDir(step), "."+name+"-parts")
+}
+
+// PartsDir is the parts folder of a run of stage name (shard "" for the whole stage) with these
+// inputs and seed under the run's configuration and this program: PartsRoot/SHARD-KEY, KEY a
+// sha256 prefix of them all.
+func (r *Folder) PartsDir(step int, name, shard string, inputs map[string]string, stageSeed uint64) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "stage %s\nshard %s\nseed %d\nconfig %s\ncode %s\n", name, shard, stageSeed, r.Config.SHA256(), r.CodeVersion)
+	for _, p := range slices.Sorted(maps.Keys(inputs)) {
+		fmt.Fprintf(h, "input %s %s\n", p, inputs[p])
+	}
+	if shard == "" {
+		shard = "whole"
+	}
+	return filepath.Join(r.PartsRoot(step, name), shard+"-"+hex.EncodeToString(h.Sum(nil))[:16])
 }
 
 // Lineage is the metadata every Arrow file written by the stage carries.
@@ -271,8 +300,14 @@ func (r *Folder) RunStage(ctx context.Context, step int, st Stage, force bool) (
 		return fail(err)
 	}
 	defer os.RemoveAll(tmp)
+	parts := r.PartsDir(step, name, shard, inputs, stageSeed)
+	if force {
+		if err := os.RemoveAll(parts); err != nil {
+			return fail(err)
+		}
+	}
 	start := time.Now()
-	sc := &StageContext{Folder: r, Step: step, Stage: name, Seed: stageSeed, OutDir: tmp, Inputs: inputs, Resolved: resolved}
+	sc := &StageContext{Folder: r, Step: step, Stage: name, Seed: stageSeed, OutDir: tmp, Inputs: inputs, Resolved: resolved, PartsDir: parts}
 	if merged > 0 {
 		err = st.(Mergeable).MergeShards(ctx, sc, merged)
 	} else {
@@ -311,6 +346,16 @@ func (r *Folder) RunStage(ctx context.Context, step int, st Stage, force bool) (
 	}
 	for rel, sum := range outputs {
 		r.hashes.remember(filepath.Join(r.Dir, filepath.FromSlash(rel)), rel, sum)
+	}
+	// The kept parts are spent: the stage's outputs hold them. A whole stage's commit spends every
+	// parts folder of the stage (its shards', and any of other inputs); a shard's only its own,
+	// since a sibling may be live. Leftovers are harmless (never read as outputs, and keyed by
+	// their inputs), so a failure to remove them does not fail the committed stage.
+	if shard == "" {
+		os.RemoveAll(r.PartsRoot(step, name))
+	} else {
+		os.RemoveAll(parts)
+		os.Remove(r.PartsRoot(step, name)) // only when no other run's parts are left in it
 	}
 	return Result{Skipped: merged > 0 && len(reran) == 0, Merged: merged, Reran: reran, Record: rec}, nil
 }

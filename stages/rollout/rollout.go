@@ -6,10 +6,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/evosteer/evosteer-go/gpu"
 	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/episode"
+	"github.com/evosteer/evosteer-go/internal/executor"
 	"github.com/evosteer/evosteer-go/internal/layout"
 	"github.com/evosteer/evosteer-go/internal/learner"
 	"github.com/evosteer/evosteer-go/internal/orchestra"
@@ -113,7 +116,7 @@ func run(ctx context.Context, sc *rundir.StageContext, shard Shard, progress epi
 	}
 	defer eng.Close()
 	jobs, picked := plan(cfg, sc.Step, train, shard, lib)
-	eps, err := episode.Play(ctx, cfg, exec, l, eng, jobs, progress)
+	eps, err := playKeeping(ctx, sc, shard, exec, l, eng, jobs, progress)
 	if err != nil {
 		return err
 	}
@@ -181,12 +184,103 @@ func plan(cfg *config.Config, step int, train []tasks.Task, shard Shard, lib *sk
 	return jobs, picked
 }
 
+// playKeeping plays the plan's jobs, keeping finished tasks' episodes as parts in sc.PartsDir
+// as they go (parts.go); the tasks whose episodes an earlier, killed run of the same inputs
+// kept there are read back instead of played. Progress counts them as done. Results keep the
+// jobs' order.
+func playKeeping(ctx context.Context, sc *rundir.StageContext, shard Shard, exec executor.Executor, l *gpu.Learner, eng *gpu.Engine, jobs []episode.Job, progress episode.Progress) ([]episode.Played, error) {
+	served := sc.Folder.Config.Served != nil
+	keep := sc.PartsDir != ""
+	lin := partLineage(sc, shard)
+	gs := groups(jobs)
+	var old kept
+	if keep {
+		old = readParts(sc.PartsDir, lin, jobs, gs, served)
+	}
+	eps := make([]episode.Played, len(jobs))
+	var todo []episode.Job
+	var at, groupOf []int // the plan index of each job to play; the group of each plan job
+	left := make([]int, len(gs))
+	resumed, open := 0, 0
+	for k, g := range gs {
+		for range g.end - g.start {
+			groupOf = append(groupOf, k)
+		}
+		if got := old.eps[k]; got != nil {
+			copy(eps[g.start:g.end], got)
+			resumed += len(got)
+			continue
+		}
+		for i := g.start; i < g.end; i++ {
+			todo, at = append(todo, jobs[i]), append(at, i)
+		}
+		left[k] = g.end - g.start
+		open++
+	}
+	var mu sync.Mutex
+	var pending []int // finished tasks not yet in a part
+	var last time.Time
+	seq := old.next
+	finished := func(i int, p episode.Played) error {
+		j := at[i]
+		mu.Lock()
+		eps[j] = p
+		k := groupOf[j]
+		if left[k]--; left[k] > 0 {
+			mu.Unlock()
+			return nil
+		}
+		open--
+		pending = append(pending, k)
+		// Not after the last task (the stage's files are written next), nor once the play is
+		// cancelled (Ctrl-C, SIGTERM: a call cut short may have made an episode unhealthy).
+		if !keep || open == 0 || ctx.Err() != nil || time.Since(last) < keepEvery {
+			mu.Unlock()
+			return nil
+		}
+		var part []episode.Played
+		for _, k := range pending {
+			part = append(part, eps[gs[k].start:gs[k].end]...)
+		}
+		n := seq
+		seq, pending, last = seq+1, nil, time.Now()
+		mu.Unlock()
+		if err := writePart(sc.PartsDir, n, lin, part, served); err != nil {
+			return fmt.Errorf("keep the finished episodes: %w", err)
+		}
+		return nil
+	}
+	var told episode.Progress
+	if progress != nil {
+		told = func(done, _ int) { progress(resumed+done, len(jobs)) }
+	}
+	if _, err := episode.PlayKeeping(ctx, sc.Folder.Config, exec, l, eng, todo, told, finished); err != nil {
+		return nil, err
+	}
+	return eps, nil
+}
+
 // pairedRole is the forced first role of paired arms: roles[0] of the reference configuration.
 const pairedRole = "solver"
 
 // writeOutputs writes the tables of the played episodes, in their order, and (onSim) the hidden
 // truths of their tasks.
 func writeOutputs(sc *rundir.StageContext, lin schema.Lineage, shard Shard, eps []episode.Played, onSim bool, truth []schema.SimTruthRow) error {
+	file := func(table string) string {
+		return filepath.Join(sc.OutDir, layout.ShardFile(table, shard.Index, shard.Count))
+	}
+	if err := writeEpisodes(file, lin, eps, sc.Folder.Config.Served != nil); err != nil {
+		return err
+	}
+	if onSim {
+		return writeTable(file(layout.SimTruth), schema.SimTruth, lin, truth)
+	}
+	return nil
+}
+
+// writeEpisodes writes the tables of the played episodes, in their order, each table at
+// file(its name): episodes, decisions, executions, and (served) prompts.
+func writeEpisodes(file func(table string) string, lin schema.Lineage, eps []episode.Played, served bool) error {
 	var episodes []schema.EpisodeRow
 	var decisions []schema.DecisionRow
 	var executions []schema.ExecutionRow
@@ -197,9 +291,6 @@ func writeOutputs(sc *rundir.StageContext, lin schema.Lineage, shard Shard, eps 
 		executions = append(executions, ep.Executions...)
 		prompts = append(prompts, ep.Prompts...)
 	}
-	file := func(table string) string {
-		return filepath.Join(sc.OutDir, layout.ShardFile(table, shard.Index, shard.Count))
-	}
 	if err := writeTable(file(layout.Episodes), schema.Episodes, lin, episodes); err != nil {
 		return err
 	}
@@ -209,13 +300,8 @@ func writeOutputs(sc *rundir.StageContext, lin schema.Lineage, shard Shard, eps 
 	if err := writeTable(file(layout.Executions), schema.Executions, lin, executions); err != nil {
 		return err
 	}
-	if sc.Folder.Config.Served != nil {
-		if err := writeTable(file(layout.Prompts), schema.Prompts, lin, prompts); err != nil {
-			return err
-		}
-	}
-	if onSim {
-		return writeTable(file(layout.SimTruth), schema.SimTruth, lin, truth)
+	if served {
+		return writeTable(file(layout.Prompts), schema.Prompts, lin, prompts)
 	}
 	return nil
 }
