@@ -7,6 +7,7 @@ require (
 	github.com/cespare/xxhash/v2 v2.3.0
 	github.com/dlclark/regexp2/v2 v2.13.3
 	github.com/duckdb/duckdb-go/v2 v2.10505.0
+	github.com/go-json-experiment/json v1.27.2
 	github.com/goccy/go-yaml v1.19.2
 	github.com/gomlx/compute v0.1.2
 	github.com/gomlx/go-xla v0.4.1

@@ -51,8 +51,8 @@ simulated author) there is nothing remote: it says so and exits 0.
 What it checks:
 ` + doctorChecks + `
 
-init and train run the same checks first when a remote backend is configured (--skip-doctor
-bypasses them).`,
+init, train and step run the same checks first when a remote backend is configured
+(--skip-doctor bypasses them).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if run != "" && (path != "" || len(taskFiles) > 0) {
@@ -138,9 +138,9 @@ func doctorTasks(r *rundir.Folder, taskFiles []string) ([]tasks.Task, error) {
 	return ts, nil
 }
 
-// withDoctor makes cmd (init or train) run the doctor's checks before anything else when its
+// withDoctor makes cmd (init, train or step) run the doctor's checks before anything else when its
 // configuration uses a remote backend, failing with the doctor's lines; --skip-doctor bypasses
-// them. With the simulated world it does nothing: no network, no output. train checks an
+// them. With the simulated world it does nothing: no network, no output. train and step check an
 // existing run's own run.yaml; a configuration or task file that does not load is left to the
 // command itself to report.
 func withDoctor(cmd *cobra.Command) *cobra.Command {
@@ -164,9 +164,12 @@ them. With the simulated world nothing is checked.`
 		if flags.Lookup("tasks") != nil {
 			taskFiles, _ = flags.GetStringSlice("tasks")
 		}
-		if cmd.Name() != "train" || run == "" {
+		if cmd.Name() == "init" || run == "" {
 			run = ""
 		} else if _, err := os.Stat(filepath.Join(run, rundir.RunFileName)); err != nil {
+			if cmd.Name() == "step" {
+				return nil // step reports a run that does not exist
+			}
 			run = "" // a new run: train initialises it from --config
 		} else if path != "" || len(ablate) > 0 {
 			return nil // train refuses --config for an existing run

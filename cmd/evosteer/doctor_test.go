@@ -90,18 +90,7 @@ func TestInitAndTrainStopOnTheDoctor(t *testing.T) {
 	url := deadURL(t)
 	cfg := llmOverlay(t, url)
 	runDir := filepath.Join(t.TempDir(), "run")
-	fixture, err := os.ReadFile(fixtureTasks)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rows []string
-	for _, l := range strings.Split(string(fixture), "\n") {
-		if strings.Contains(l, `"kind": "hotpotqa"`) {
-			rows = append(rows, l)
-		}
-	}
-	taskFile := filepath.Join(t.TempDir(), "hotpotqa.jsonl")
-	writeFile(t, taskFile, strings.Join(rows, "\n")+"\n")
+	taskFile := hotpotqaTasks(t)
 	out, err := run(t, "", "init", "--run", runDir, "--config", cfg, "--tasks", taskFile)
 	if err == nil || !strings.Contains(err.Error(), "--skip-doctor") || !strings.Contains(out, "FAIL executor.openai: "+url) {
 		t.Fatalf("init against a dead server: %v\n%s", err, out)
@@ -122,6 +111,48 @@ func TestInitAndTrainStopOnTheDoctor(t *testing.T) {
 	out, err = run(t, "", "doctor", "--run", runDir)
 	if err == nil || !strings.Contains(out, "FAIL executor.openai: "+url) {
 		t.Fatalf("doctor --run: %v\n%s", err, out)
+	}
+}
+
+// hotpotqaTasks is a task file of the fixture's hotpotqa tasks, the families llmOverlay's
+// configuration serves.
+func hotpotqaTasks(t *testing.T) string {
+	t.Helper()
+	fixture, err := os.ReadFile(fixtureTasks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for _, l := range strings.Split(string(fixture), "\n") {
+		if strings.Contains(l, `"kind": "hotpotqa"`) {
+			rows = append(rows, l)
+		}
+	}
+	taskFile := filepath.Join(t.TempDir(), "hotpotqa.jsonl")
+	writeFile(t, taskFile, strings.Join(rows, "\n")+"\n")
+	return taskFile
+}
+
+// step runs the doctor first as train does: against a dead server it stops with the doctor's
+// line, naming --skip-doctor, before step 1 starts (past the doctor the rollout would retry the
+// dead server for its outage tolerance, so the bypass itself is init's test).
+func TestStepStopsOnTheDoctor(t *testing.T) {
+	url := deadURL(t)
+	cfg := llmOverlay(t, url)
+	runDir := filepath.Join(t.TempDir(), "run")
+	if out, err := run(t, "", "init", "--run", runDir, "--config", cfg, "--tasks", hotpotqaTasks(t), "--skip-doctor"); err != nil {
+		t.Fatalf("init --skip-doctor: %v\n%s", err, out)
+	}
+	out, err := run(t, "", "step", "--run", runDir, "--step", "1")
+	if err == nil || !strings.Contains(err.Error(), "step: the serving stack failed") || !strings.Contains(err.Error(), "--skip-doctor") ||
+		!strings.Contains(out, "FAIL executor.openai: "+url) {
+		t.Fatalf("step against a dead server: %v\n%s", err, out)
+	}
+	if _, serr := os.Stat(filepath.Join(runDir, "step-000001")); !os.IsNotExist(serr) {
+		t.Fatalf("step started step 1 before failing its doctor (%v)", serr)
+	}
+	if out, err := run(t, "", "step", "--help"); err != nil || !strings.Contains(out, "--skip-doctor") {
+		t.Fatalf("step --help does not list --skip-doctor: %v\n%s", err, out)
 	}
 }
 

@@ -66,6 +66,6 @@ Start with:
 		SilenceErrors: true,
 	}
 	root.AddCommand(newConfigCmd(), withDoctor(newInitCmd()), newInspectCmd(), newSQLCmd(), newRolloutCmd(), newRescoreCmd(), newAggregateCmd(), newUpdateCmd(), newGradeCmd())
-	root.AddCommand(newValidateCmd(), newAuthorCmd(), newStepCmd(), withDoctor(newTrainCmd()), newEvalCmd(), newProbeCmd(), newReportCmd(), newCostsCmd(), newAblationsCmd(), newExactCmd(), newCalibrateCmd(), newDoctorCmd(), newPilotCmd(), newLMCmd())
+	root.AddCommand(newValidateCmd(), newAuthorCmd(), withDoctor(newStepCmd()), withDoctor(newTrainCmd()), newEvalCmd(), newProbeCmd(), newReportCmd(), newCostsCmd(), newAblationsCmd(), newExactCmd(), newCalibrateCmd(), newDoctorCmd(), newPilotCmd(), newLMCmd())
 	return root
 }

@@ -525,7 +525,7 @@ func (c *Client) attempt(ctx context.Context, method, path string, body []byte, 
 		return nil, err
 	}
 	defer hresp.Body.Close()
-	raw, err = io.ReadAll(io.LimitReader(hresp.Body, bound.Bytes+1))
+	raw, err = readReply(hresp.Body, hresp.ContentLength, bound.Bytes+1)
 	if err != nil {
 		return nil, err
 	}
@@ -538,6 +538,18 @@ func (c *Client) attempt(ctx context.Context, method, path string, body []byte, 
 		return nil, &HTTPError{Status: hresp.StatusCode, Message: redact.Cut(serverMessage(raw), c.cfg.APIKey, errorBodyChars)}
 	}
 	return raw, nil
+}
+
+// readReply reads at most limit bytes of body into one buffer of the size the reply announces
+// (Content-Length, size; -1 when unknown), not grown by doubling from 512 bytes as io.ReadAll's
+// is: a vLLM scoring reply is megabytes. A reply longer than it announced grows the buffer.
+func readReply(body io.Reader, size, limit int64) ([]byte, error) {
+	if size < 0 || size >= limit {
+		return io.ReadAll(io.LimitReader(body, limit))
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
+	_, err := buf.ReadFrom(io.LimitReader(body, limit))
+	return buf.Bytes(), err
 }
 
 // decodeChat reads a Chat Completions reply.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 
 	"github.com/evosteer/evosteer-go/internal/executor/openai"
 )
@@ -29,11 +30,20 @@ func (s *SGLang) Tokenize(ctx context.Context, text string) ([]int, error) {
 	return tokenize(ctx, s.client, "sglang /tokenize", text)
 }
 
-type sglangGenerateRequest struct {
-	InputIDs        [][]int        `json:"input_ids"`
-	SamplingParams  map[string]any `json:"sampling_params"`
-	ReturnLogprob   bool           `json:"return_logprob"`
-	LogprobStartLen int            `json:"logprob_start_len"`
+// sglangBody is the /generate request of prompt+c for each c of conts, with logprob_start_len
+// len(prompt)−1, one token generated greedily: the bytes json.Marshal writes of
+//
+//	{input_ids: [][]int, sampling_params: {max_new_tokens: 1, temperature: 0},
+//	 return_logprob: true, logprob_start_len: int}
+//
+// written by hand (appendSequences) for the ids' sake.
+func sglangBody(prompt []int, conts [][]int) []byte {
+	const tail = `,"sampling_params":{"max_new_tokens":1,"temperature":0},"return_logprob":true,"logprob_start_len":`
+	body := append(make([]byte, 0, 64), `{"input_ids":`...)
+	body = appendSequences(body, prompt, conts, len(tail)+21)
+	body = append(body, tail...)
+	body = strconv.AppendInt(body, int64(len(prompt)-1), 10)
+	return append(body, '}')
 }
 
 // sglangGenerateItem is one element of a batched /generate reply; each input_token_logprobs
@@ -58,30 +68,20 @@ func (s *SGLang) Continuations(ctx context.Context, prompt []int, continuations 
 		return nil, nil
 	}
 	start := len(prompt) - 1
-	batch := make([][]int, len(continuations))
 	for i, c := range continuations {
 		if len(c) == 0 {
 			return nil, fmt.Errorf("sglang /generate: continuation %d is empty", i)
 		}
-		batch[i] = append(append(make([]int, 0, len(prompt)+len(c)), prompt...), c...)
 	}
-	body, err := json.Marshal(sglangGenerateRequest{
-		InputIDs:        batch,
-		SamplingParams:  map[string]any{"max_new_tokens": 1, "temperature": 0},
-		ReturnLogprob:   true,
-		LogprobStartLen: start,
-	})
-	if err != nil {
-		return nil, err
-	}
+	body := sglangBody(prompt, continuations)
 	var out [][]float64
-	err = s.client.Do(ctx, "sglang /generate", http.MethodPost, "/generate", body, func(raw []byte) error {
+	err := s.client.Do(ctx, "sglang /generate", http.MethodPost, "/generate", body, func(raw []byte) error {
 		var items []sglangGenerateItem
 		if err := json.Unmarshal(raw, &items); err != nil {
 			return fmt.Errorf("%w: not a batch reply: %v", openai.ErrMalformed, err)
 		}
-		if len(items) != len(batch) {
-			return fmt.Errorf("%w: %d items for a batch of %d", openai.ErrMalformed, len(items), len(batch))
+		if len(items) != len(continuations) {
+			return fmt.Errorf("%w: %d items for a batch of %d", openai.ErrMalformed, len(items), len(continuations))
 		}
 		out = make([][]float64, len(items))
 		for i, it := range items {

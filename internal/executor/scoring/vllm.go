@@ -47,24 +47,19 @@ func (v *VLLM) Tokenize(ctx context.Context, text string) ([]int, error) {
 // prompts, each scored in one forward pass (prompt_logprobs), one token generated as vLLM
 // requires at least one unless echo is set, at temperature 1, which leaves the distribution as
 // the model gives it.
-type vllmCompletionRequest struct {
-	Model          string  `json:"model"`
-	Prompt         [][]int `json:"prompt"`
-	MaxTokens      int     `json:"max_tokens"`
-	Temperature    float64 `json:"temperature"`
-	PromptLogprobs int     `json:"prompt_logprobs"`
-}
-
-// vllmCompletionResponse is the part of vLLM's CompletionResponse read here: each choice's index
-// (its prompt's place in the batch) and prompt_logprobs, per prompt position null (position 0) or
-// a map from token id, as a decimal string, to vLLM's Logprob. The positions are kept raw: only
-// the continuation's are read, and a decision's prompt positions (tens of thousands per
-// candidate) are not worth a map each.
-type vllmCompletionResponse struct {
-	Choices []struct {
-		Index          *int              `json:"index"`
-		PromptLogprobs []json.RawMessage `json:"prompt_logprobs"`
-	} `json:"choices"`
+//
+// vllmBody is that request's bytes, those json.Marshal writes of
+//
+//	{model: string, prompt: [][]int, max_tokens: 1, temperature: 1, prompt_logprobs: 0}
+//
+// with prompt+c for each c of conts, written by hand (appendSequences) for the ids' sake.
+func vllmBody(model string, prompt []int, conts [][]int) []byte {
+	const tail = `,"max_tokens":1,"temperature":1,"prompt_logprobs":0}`
+	body := append(make([]byte, 0, 64+len(model)), `{"model":`...)
+	body = appendString(body, model)
+	body = append(body, `,"prompt":`...)
+	body = appendSequences(body, prompt, conts, len(tail))
+	return append(body, tail...)
 }
 
 // Bounds of an honest /v1/completions reply with prompt_logprobs 0, which holds an entry for
@@ -79,16 +74,16 @@ const (
 	vllmReplySlack = 1 << 20 // the choices' other fields, usage, the envelope
 )
 
-// vllmReplyBound is the reply bound of a scoring request of batch: the prompt positions it asks
-// log-probabilities for, each at vllmEntryBytes, plus vllmReplySlack, at least
-// openai.MaxReplyBytes.
-func vllmReplyBound(batch [][]int) openai.ReplyBound {
+// vllmReplyBound is the reply bound of a scoring request of prompt+c for each c of conts: the
+// prompt positions it asks log-probabilities for, each at vllmEntryBytes, plus vllmReplySlack,
+// at least openai.MaxReplyBytes.
+func vllmReplyBound(prompt []int, conts [][]int) openai.ReplyBound {
 	positions := 0
-	for _, seq := range batch {
-		positions += len(seq)
+	for _, c := range conts {
+		positions += len(prompt) + len(c)
 	}
 	bytes := int64(positions)*vllmEntryBytes + vllmReplySlack
-	basis := fmt.Sprintf("this request's bound: %d sequences, %d prompt positions × %d bytes + %d MiB", len(batch), positions, vllmEntryBytes, vllmReplySlack>>20)
+	basis := fmt.Sprintf("this request's bound: %d sequences, %d prompt positions × %d bytes + %d MiB", len(conts), positions, vllmEntryBytes, vllmReplySlack>>20)
 	if bytes < openai.MaxReplyBytes {
 		bytes = openai.MaxReplyBytes
 		basis += fmt.Sprintf(", raised to the floor of %d MiB", openai.MaxReplyBytes>>20)
@@ -115,17 +110,10 @@ func (v *VLLM) Continuations(ctx context.Context, prompt []int, continuations []
 	if len(continuations) == 0 {
 		return [][]float64{}, nil
 	}
-	batch := make([][]int, len(continuations))
-	for i, c := range continuations {
-		batch[i] = slices.Concat(prompt, c)
-	}
-	body, err := json.Marshal(vllmCompletionRequest{Model: v.client.Model(), Prompt: batch, MaxTokens: 1, Temperature: 1})
-	if err != nil {
-		return nil, fmt.Errorf("vllm completions: %w", err)
-	}
+	body := vllmBody(v.client.Model(), prompt, continuations)
 	var out [][]float64
-	err = v.client.DoBounded(ctx, "vllm completions", http.MethodPost, "/v1/completions", body, vllmReplyBound(batch), func(raw []byte) (err error) {
-		out, err = decodePromptLogprobs(raw, len(prompt), batch)
+	err := v.client.DoBounded(ctx, "vllm completions", http.MethodPost, "/v1/completions", body, vllmReplyBound(prompt, continuations), func(raw []byte) (err error) {
+		out, err = decodePromptLogprobs(raw, prompt, continuations)
 		return err
 	})
 	if err != nil {
@@ -134,39 +122,41 @@ func (v *VLLM) Continuations(ctx context.Context, prompt []int, continuations []
 	return out, nil
 }
 
-// decodePromptLogprobs reads a completion reply to the batch of sequences, each prompt+continuation
-// with a prompt of n tokens: one choice per sequence, placed by its index, each holding a
-// log-probability for every position, the sent token's among them.
-func decodePromptLogprobs(raw []byte, n int, batch [][]int) ([][]float64, error) {
-	var r vllmCompletionResponse
-	if err := json.Unmarshal(raw, &r); err != nil {
+// decodePromptLogprobs reads a completion reply to the batch of prompt+c for each c of conts: one
+// choice per sequence, placed by its index, each holding a log-probability for every position,
+// the sent token's among them. Only the continuations' positions are decoded (sentLogProb); the
+// prompt's, tens of thousands per candidate, are checked to be JSON and counted
+// (readCompletionReply), not worth a value each.
+func decodePromptLogprobs(raw []byte, prompt []int, conts [][]int) ([][]float64, error) {
+	n := len(prompt)
+	choices, err := readCompletionReply(raw, n)
+	if err != nil {
 		return nil, fmt.Errorf("%w: the /v1/completions reply: %v", openai.ErrMalformed, err)
 	}
-	if len(r.Choices) != len(batch) {
-		return nil, fmt.Errorf("%w: %d choices for a batch of %d continuations", openai.ErrMalformed, len(r.Choices), len(batch))
+	if len(choices) != len(conts) {
+		return nil, fmt.Errorf("%w: %d choices for a batch of %d continuations", openai.ErrMalformed, len(choices), len(conts))
 	}
-	out := make([][]float64, len(batch))
-	for k, ch := range r.Choices {
-		if ch.Index == nil || *ch.Index < 0 || *ch.Index >= len(batch) {
-			return nil, fmt.Errorf("%w: choice %d has no index in [0, %d)", openai.ErrMalformed, k, len(batch))
+	out := make([][]float64, len(conts))
+	for k, ch := range choices {
+		if !ch.hasIndex || ch.index < 0 || ch.index >= len(conts) {
+			return nil, fmt.Errorf("%w: choice %d has no index in [0, %d)", openai.ErrMalformed, k, len(conts))
 		}
-		i := *ch.Index
+		i := ch.index
 		if out[i] != nil {
 			return nil, fmt.Errorf("%w: two choices have index %d", openai.ErrMalformed, i)
 		}
-		seq := batch[i]
-		if ch.PromptLogprobs == nil {
+		c := conts[i]
+		if !ch.hasLogprobs {
 			return nil, fmt.Errorf("%w: continuation %d: %w (a vLLM server returns them when the request sets prompt_logprobs)", openai.ErrMalformed, i, errNoPromptLogprobs)
 		}
-		if len(ch.PromptLogprobs) != len(seq) {
-			return nil, fmt.Errorf("%w: continuation %d: %d prompt_logprobs positions received, %d expected (one per token sent)", openai.ErrMalformed, i, len(ch.PromptLogprobs), len(seq))
+		if ch.positions != n+len(c) {
+			return nil, fmt.Errorf("%w: continuation %d: %d prompt_logprobs positions received, %d expected (one per token sent)", openai.ErrMalformed, i, ch.positions, n+len(c))
 		}
-		lps := make([]float64, len(seq)-n)
+		lps := make([]float64, len(c))
 		for j := range lps {
-			pos := n + j
-			lp, err := sentLogProb(ch.PromptLogprobs[pos], seq[pos])
+			lp, err := sentLogProb(ch.tail[j], c[j])
 			if err != nil {
-				return nil, fmt.Errorf("continuation %d, token %d (position %d): %w", i, j, pos, err)
+				return nil, fmt.Errorf("continuation %d, token %d (position %d): %w", i, j, n+j, err)
 			}
 			lps[j] = lp
 		}

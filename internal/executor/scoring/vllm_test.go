@@ -28,7 +28,7 @@ func vllmEngine(t *testing.T, opts fakeengine.VLLMOptions, model string) (*scori
 	return vllmClient(t, srv.URL, model), fake, srv.URL
 }
 
-func vllmClient(t *testing.T, url, model string) *scoring.VLLM {
+func vllmClient(t testing.TB, url, model string) *scoring.VLLM {
 	t.Helper()
 	v, err := scoring.NewVLLM(testClient(t, url, model))
 	if err != nil {

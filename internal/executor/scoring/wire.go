@@ -106,3 +106,53 @@ func tokenize(ctx context.Context, client *openai.Client, op, text string) ([]in
 	}
 	return ids, nil
 }
+
+// A scoring request is almost all token ids: the prompt's, once for every candidate (a decision
+// of 16 candidates after a 7,000-token prompt sends some 112,000). Its body is written by hand,
+// not by encoding/json's reflection over [][]int: the prompt's ids are formatted once
+// (strconv.AppendInt) and their bytes copied into each sequence, into one buffer sized for the
+// whole body. The bytes are exactly json.Marshal's of the request struct (TestScoringBodies).
+
+// appendIDs appends ids as JSON numbers separated by commas, without brackets.
+func appendIDs(dst []byte, ids []int) []byte {
+	for i, id := range ids {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = strconv.AppendInt(dst, int64(id), 10)
+	}
+	return dst
+}
+
+// appendSequences appends the JSON array of prompt+c for each c of conts, the prompt's ids
+// formatted once; headroom is the bytes still to be appended after it, for the first allocation.
+func appendSequences(dst []byte, prompt []int, conts [][]int, headroom int) []byte {
+	head := appendIDs(make([]byte, 0, 8*len(prompt)), prompt)
+	size := len(dst) + 2 + headroom
+	for _, c := range conts {
+		size += len(head) + 3 + 12*len(c) // [prompt,c], — an id is at most 11 bytes, and a comma
+	}
+	if cap(dst) < size {
+		dst = append(make([]byte, 0, size), dst...)
+	}
+	dst = append(dst, '[')
+	for i, c := range conts {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, '[')
+		dst = append(dst, head...)
+		if len(head) > 0 && len(c) > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendIDs(dst, c)
+		dst = append(dst, ']')
+	}
+	return append(dst, ']')
+}
+
+// appendString appends s as json.Marshal writes a string (HTML-escaped, invalid UTF-8 replaced).
+func appendString(dst []byte, s string) []byte {
+	raw, _ := json.Marshal(s) // a string always marshals
+	return append(dst, raw...)
+}
