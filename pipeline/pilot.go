@@ -216,28 +216,12 @@ func lineageDiff(got, want schema.Lineage) string {
 			diffs = append(diffs, fmt.Sprintf("%s %s, this pilot's %s", k.what, g, w))
 		}
 	}
-	files := map[string]bool{}
-	for p := range maps.Keys(got.Inputs) {
-		files[p] = true
-	}
-	for p := range maps.Keys(want.Inputs) {
-		files[p] = true
-	}
-	for _, p := range slices.Sorted(maps.Keys(files)) {
+	diffs = append(diffs, schema.InputDiffs(got.Inputs, want.Inputs, "this pilot", func(p string) string {
 		if p == partSamples || p == partSeed || p == partParadigm {
-			continue
+			return ""
 		}
-		g, gok := got.Inputs[p]
-		w, wok := want.Inputs[p]
-		switch {
-		case !gok:
-			diffs = append(diffs, fmt.Sprintf("without the task file %s", p))
-		case !wok:
-			diffs = append(diffs, fmt.Sprintf("the task file %s, which this pilot does not read", p))
-		case g != w:
-			diffs = append(diffs, fmt.Sprintf("task file %s sha256 %s, this pilot's %s", p, g, w))
-		}
-	}
+		return "the task file " + p
+	})...)
 	if len(diffs) == 0 && got.ConfigSHA256 != want.ConfigSHA256 {
 		diffs = append(diffs, fmt.Sprintf("configuration sha256 %s, this pilot's %s", got.ConfigSHA256, want.ConfigSHA256))
 	}

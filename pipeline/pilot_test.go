@@ -411,7 +411,7 @@ func TestPartLineageDiff(t *testing.T) {
 	}{
 		{want, ""},
 		{schema.Lineage{Stage: "pilot"}, "no lineage (written by an older evosteer)"},
-		{partLineage(cfg, o, map[string]string{"train.jsonl": "bb"}), "task file train.jsonl sha256 bb, this pilot's aa"},
+		{partLineage(cfg, o, map[string]string{"train.jsonl": "bb"}), "the task file train.jsonl sha256 bb, this pilot's aa"},
 		{partLineage(cfg, o, map[string]string{"more.jsonl": "cc", "train.jsonl": "aa"}), "the task file more.jsonl, which this pilot does not read"},
 		{partLineage(cfg, o, nil), "without the task file train.jsonl"},
 		{partLineage(other, o, map[string]string{"train.jsonl": "aa"}), "configuration sha256 " + other.SHA256() + ", this pilot's " + cfg.SHA256()},

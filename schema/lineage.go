@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -114,4 +116,30 @@ func parseLineage(md arrow.Metadata) (Lineage, error) {
 		l.Inputs = nil // an empty map was written from nil or empty; read both as nil
 	}
 	return l, nil
+}
+
+// InputDiffs says how the inputs of got differ from those of want, one phrase per input in sorted
+// key order, for a message saying why a kept file is not reused: "without NAME", "NAME, which THIS
+// does not read", "NAME sha256 G, THIS's W". name(key) names an input; "" leaves it out.
+func InputDiffs(got, want map[string]string, this string, name func(key string) string) []string {
+	keys := maps.Clone(got)
+	maps.Copy(keys, want)
+	var diffs []string
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		n := name(k)
+		if n == "" {
+			continue
+		}
+		g, gok := got[k]
+		w, wok := want[k]
+		switch {
+		case !gok:
+			diffs = append(diffs, "without "+n)
+		case !wok:
+			diffs = append(diffs, fmt.Sprintf("%s, which %s does not read", n, this))
+		case g != w:
+			diffs = append(diffs, fmt.Sprintf("%s sha256 %s, %s's %s", n, g, this, w))
+		}
+	}
+	return diffs
 }

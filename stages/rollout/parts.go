@@ -2,10 +2,8 @@ package rollout
 
 import (
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -249,24 +247,6 @@ func lineageDiff(got, want schema.Lineage) string {
 	if got.ConfigSHA256 != want.ConfigSHA256 {
 		diffs = append(diffs, fmt.Sprintf("configuration sha256 %s, this one's %s", got.ConfigSHA256, want.ConfigSHA256))
 	}
-	keys := map[string]bool{}
-	for k := range got.Inputs {
-		keys[k] = true
-	}
-	for k := range want.Inputs {
-		keys[k] = true
-	}
-	for _, k := range slices.Sorted(maps.Keys(keys)) {
-		g, gok := got.Inputs[k]
-		w, wok := want.Inputs[k]
-		switch {
-		case !gok:
-			diffs = append(diffs, fmt.Sprintf("without %s", k))
-		case !wok:
-			diffs = append(diffs, fmt.Sprintf("%s, which this one does not read", k))
-		case g != w:
-			diffs = append(diffs, fmt.Sprintf("%s %s, this one's %s", k, g, w))
-		}
-	}
+	diffs = append(diffs, schema.InputDiffs(got.Inputs, want.Inputs, "this one", func(k string) string { return k })...)
 	return strings.Join(diffs, "; ")
 }
