@@ -194,22 +194,11 @@ func BenchmarkMixedStepAtDefaults(b *testing.B) {
 		cap := cfg.Executor.OpenAI.MaxConcurrency
 		var done atomic.Int64
 		var low atomic.Int64 // ms sampled with few requests in flight and many episodes open
-		stop, sampled := make(chan struct{}), make(chan struct{})
-		go func() {
-			defer close(sampled)
-			tick := time.NewTicker(time.Millisecond)
-			defer tick.Stop()
-			for {
-				select {
-				case <-stop:
-					return
-				case <-tick.C:
-					if int64(n)-done.Load() >= int64(cap) && srv.inFlight.Load() < int64(max(1, cap/8)) {
-						low.Add(1)
-					}
-				}
+		stop := sampling(func() {
+			if int64(n)-done.Load() >= int64(cap) && srv.inFlight.Load() < int64(max(1, cap/8)) {
+				low.Add(1)
 			}
-		}()
+		})
 		cpu0 := processCPU()
 		began := time.Now()
 		played, err := Play(context.Background(), cfg, exec, l, eng, jobs, func(d, _ int) { done.Store(int64(d)) })
@@ -218,8 +207,7 @@ func BenchmarkMixedStepAtDefaults(b *testing.B) {
 		}
 		wall := time.Since(began)
 		cpuS = (processCPU() - cpu0).Seconds()
-		close(stop)
-		<-sampled
+		stop()
 		for _, p := range played {
 			if !p.Episode.Healthy {
 				b.Fatalf("episode %s unhealthy: %s", p.Episode.EpisodeID, *p.Episode.UnhealthyReason)

@@ -212,31 +212,18 @@ func BenchmarkRealStackInFlight(b *testing.B) {
 		cfg, jobs, exec := realStackJobs(b, stack, n, cap, 2)
 		_, l, eng := untrained(b)
 		var sum, samples atomic.Int64
-		stop := make(chan struct{})
-		sampled := make(chan struct{})
-		go func() {
-			defer close(sampled)
-			tick := time.NewTicker(time.Millisecond)
-			defer tick.Stop()
-			for {
-				select {
-				case <-stop:
-					return
-				case <-tick.C:
-					if exec.executing.Load() >= int64(cap) {
-						sum.Add(stack.inFlight.Load())
-						samples.Add(1)
-					}
-				}
+		stop := sampling(func() {
+			if exec.executing.Load() >= int64(cap) {
+				sum.Add(stack.inFlight.Load())
+				samples.Add(1)
 			}
-		}()
+		})
 		began := time.Now()
 		if _, err := Play(context.Background(), cfg, exec, l, eng, jobs, nil); err != nil {
 			b.Fatal(err)
 		}
 		wall := time.Since(began)
-		close(stop)
-		<-sampled
+		stop()
 		var longest time.Duration
 		for _, d := range stack.chain {
 			longest = max(longest, d)
@@ -316,4 +303,24 @@ func TestAnMBPPEpisodeRunsTheSandboxOncePerOutput(t *testing.T) {
 	if exec.CodeRuns() != 1 || graded < 4 {
 		t.Fatalf("%d output grades ran the sandbox %d times, want once (one distinct output)", graded, exec.CodeRuns())
 	}
+}
+
+// sampling calls sample every millisecond, from a goroutine of its own, until the stop it returns
+// is called; stop waits for the last call to end.
+func sampling(sample func()) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-tick.C:
+				sample()
+			}
+		}
+	}()
+	return func() { close(quit); <-done }
 }
