@@ -2,11 +2,7 @@ package episode
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -46,29 +42,16 @@ type mixedServer struct {
 func newMixedServer(t testing.TB, lo, hi, run time.Duration, latencySeed uint64) *mixedServer {
 	s := &mixedServer{chain: map[int]time.Duration{}, first: map[int]time.Time{}, last: map[int]time.Time{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		var req struct {
-			Messages []struct{ Content string } `json:"messages"`
-		}
-		if r.URL.Path != "/v1/chat/completions" || json.Unmarshal(body, &req) != nil || len(req.Messages) == 0 {
-			http.Error(w, "not a chat completion", http.StatusNotFound)
+		body, messages, ok := readChat(w, r)
+		if !ok {
 			return
 		}
 		s.inFlight.Add(1)
 		defer s.inFlight.Add(-1)
 		s.calls.Add(1)
-		var all strings.Builder
-		for _, m := range req.Messages {
-			all.WriteString(m.Content + "\n")
-		}
-		text := all.String()
-		h := sha256.Sum256(body)
-		u := float64(binary.LittleEndian.Uint64(h[8:])^seed.Derive(latencySeed, "latency")) / math.MaxUint64
-		delay := lo + time.Duration(u*float64(hi-lo))
-		job := -1
-		if m := jobMark.FindStringSubmatch(text); m != nil {
-			job, _ = strconv.Atoi(m[1])
-		}
+		text := strings.Join(messages, "\n") + "\n"
+		delay, h := seededDelay(body, lo, hi, latencySeed)
+		job := jobOf(text)
 		s.mu.Lock()
 		s.chain[job] += delay
 		s.total += delay

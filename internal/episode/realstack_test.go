@@ -46,15 +46,46 @@ type chatStack struct {
 
 var jobMark = regexp.MustCompile(`\[job (\d+)\]`)
 
+// jobOf is the job number a request's text marks ("[job N]"), or -1.
+func jobOf(text string) int {
+	job := -1
+	if m := jobMark.FindStringSubmatch(text); m != nil {
+		job, _ = strconv.Atoi(m[1])
+	}
+	return job
+}
+
+// readChat reads a chat completion request: its body and its messages' contents; anything else
+// is answered 404 and false.
+func readChat(w http.ResponseWriter, r *http.Request) ([]byte, []string, bool) {
+	body, _ := io.ReadAll(r.Body)
+	var req struct {
+		Messages []struct{ Content string } `json:"messages"`
+	}
+	if r.URL.Path != "/v1/chat/completions" || json.Unmarshal(body, &req) != nil || len(req.Messages) == 0 {
+		http.Error(w, "not a chat completion", http.StatusNotFound)
+		return nil, nil, false
+	}
+	messages := make([]string, len(req.Messages))
+	for i, m := range req.Messages {
+		messages[i] = m.Content
+	}
+	return body, messages, true
+}
+
+// seededDelay is a request's latency, in [lo, hi) by its body's hash and the seed (so it does not
+// depend on the order requests arrive in), and the hash.
+func seededDelay(body []byte, lo, hi time.Duration, latencySeed uint64) (time.Duration, [sha256.Size]byte) {
+	h := sha256.Sum256(body)
+	u := float64(binary.LittleEndian.Uint64(h[8:])^seed.Derive(latencySeed, "latency")) / math.MaxUint64
+	return lo + time.Duration(u*float64(hi-lo)), h
+}
+
 func newChatStack(t testing.TB, lo, hi time.Duration, latencySeed uint64) *chatStack {
 	s := &chatStack{lo: lo, hi: hi, latencySeed: latencySeed, chain: map[int]time.Duration{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		var req struct {
-			Messages []struct{ Content string } `json:"messages"`
-		}
-		if r.URL.Path != "/v1/chat/completions" || json.Unmarshal(body, &req) != nil || len(req.Messages) == 0 {
-			http.Error(w, "not a chat completion", http.StatusNotFound)
+		body, messages, ok := readChat(w, r)
+		if !ok {
 			return
 		}
 		n := s.inFlight.Add(1)
@@ -62,13 +93,8 @@ func newChatStack(t testing.TB, lo, hi time.Duration, latencySeed uint64) *chatS
 		for m := s.most.Load(); n > m && !s.most.CompareAndSwap(m, n); m = s.most.Load() {
 		}
 		s.calls.Add(1)
-		h := sha256.Sum256(body)
-		u := float64(binary.LittleEndian.Uint64(h[8:])^seed.Derive(latencySeed, "latency")) / math.MaxUint64
-		delay := lo + time.Duration(u*float64(hi-lo))
-		job := -1
-		if m := jobMark.FindStringSubmatch(req.Messages[len(req.Messages)-1].Content); m != nil {
-			job, _ = strconv.Atoi(m[1])
-		}
+		delay, h := seededDelay(body, lo, hi, latencySeed)
+		job := jobOf(messages[len(messages)-1])
 		s.mu.Lock()
 		s.chain[job] += delay
 		s.total += delay
