@@ -76,15 +76,18 @@ type podSpec struct {
 			ReadOnly  bool   `yaml:"readOnly"`
 		} `yaml:"volumeMounts"`
 	} `yaml:"containers"`
-	Volumes []struct {
-		Name                  string `yaml:"name"`
-		PersistentVolumeClaim *struct {
-			ClaimName string `yaml:"claimName"`
-		} `yaml:"persistentVolumeClaim"`
-		ConfigMap *struct {
-			Name string `yaml:"name"`
-		} `yaml:"configMap"`
-	} `yaml:"volumes"`
+	Volumes []kubeVolume `yaml:"volumes"`
+}
+
+// kubeVolume is a pod volume: a claim or a ConfigMap.
+type kubeVolume struct {
+	Name                  string `yaml:"name"`
+	PersistentVolumeClaim *struct {
+		ClaimName string `yaml:"claimName"`
+	} `yaml:"persistentVolumeClaim"`
+	ConfigMap *struct {
+		Name string `yaml:"name"`
+	} `yaml:"configMap"`
 }
 
 // kubeVars are the parameters as the tests fill them in.
@@ -183,15 +186,7 @@ func checkPod(t *testing.T, name string, spec podSpec, args string) {
 	}
 	claim := false
 	for _, m := range c.VolumeMounts {
-		i := slices.IndexFunc(spec.Volumes, func(v struct {
-			Name                  string `yaml:"name"`
-			PersistentVolumeClaim *struct {
-				ClaimName string `yaml:"claimName"`
-			} `yaml:"persistentVolumeClaim"`
-			ConfigMap *struct {
-				Name string `yaml:"name"`
-			} `yaml:"configMap"`
-		}) bool {
+		i := slices.IndexFunc(spec.Volumes, func(v kubeVolume) bool {
 			return v.Name == m.Name
 		})
 		if i < 0 {

@@ -107,12 +107,6 @@ func refuseNulls(name string, n ast.Node, key string, prev *token.Token) error {
 	if tag, ok := n.(*ast.TagNode); ok {
 		n = tag.Value
 	}
-	join := func(k string) string {
-		if key == "" {
-			return k
-		}
-		return key + "." + k
-	}
 	var errs []error
 	switch v := n.(type) {
 	case *ast.NullNode:
@@ -157,7 +151,7 @@ func refuseNulls(name string, n ast.Node, key string, prev *token.Token) error {
 				errs = append(errs, at(name, k.GetToken(), "%s: null key %q (name the key)", where, k.GetToken().Value))
 				continue
 			}
-			errs = append(errs, refuseNulls(name, mv.Value, join(k.GetToken().Value), mv.Start))
+			errs = append(errs, refuseNulls(name, mv.Value, keyPath(key, k.GetToken().Value), mv.Start))
 		}
 	case *ast.SequenceNode:
 		for i, e := range v.Values {
@@ -193,12 +187,6 @@ func wholeNumbers(name string, n ast.Node, t reflect.Type, key string) error {
 	if tag, ok := n.(*ast.TagNode); ok {
 		n = tag.Value
 	}
-	join := func(k string) string {
-		if key == "" {
-			return k
-		}
-		return key + "." + k
-	}
 	var errs []error
 	switch t.Kind() {
 	case reflect.Struct:
@@ -211,12 +199,12 @@ func wholeNumbers(name string, n ast.Node, t reflect.Type, key string) error {
 		for _, mv := range mappingValues(n) {
 			k := mv.Key.GetToken().Value
 			if ft, ok := fields[k]; ok {
-				errs = append(errs, wholeNumbers(name, mv.Value, ft, join(k)))
+				errs = append(errs, wholeNumbers(name, mv.Value, ft, keyPath(key, k)))
 			}
 		}
 	case reflect.Map:
 		for _, mv := range mappingValues(n) {
-			errs = append(errs, wholeNumbers(name, mv.Value, t.Elem(), join(mv.Key.GetToken().Value)))
+			errs = append(errs, wholeNumbers(name, mv.Value, t.Elem(), keyPath(key, mv.Key.GetToken().Value)))
 		}
 	case reflect.Slice:
 		if seq, ok := n.(*ast.SequenceNode); ok {
@@ -295,4 +283,12 @@ func positiveZeros(v reflect.Value) {
 			v.SetFloat(0)
 		}
 	}
+}
+
+// keyPath is the dotted path of key k under parent ("" at the top level).
+func keyPath(parent, k string) string {
+	if parent == "" {
+		return k
+	}
+	return parent + "." + k
 }
