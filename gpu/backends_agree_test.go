@@ -36,7 +36,7 @@ func TestBackendsAgree(t *testing.T) {
 	o.ValueFitSteps = 2
 	l := NewLearner(o, nil)
 	perturb(l, 3)
-	rows := randomRows(l.Policy, 300, 40, 2)
+	rows := randomRows(l.Policy.(*PolicyNet), 300, 40, 2)
 	a, err := l.Policy.Score(cpu, rows)
 	if err != nil {
 		t.Fatal(err)

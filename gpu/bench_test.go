@@ -22,7 +22,7 @@ func benchUpdateInput(b testing.TB, e *Engine, l *Learner, B, maxT, maxK int) Up
 	in := UpdateInput{Step: 1}
 	for range B {
 		T := 1 + r.IntN(maxT)
-		rows := randomRows(l.Policy, T, maxK, r.Uint64())
+		rows := randomRows(l.Policy.(*PolicyNet), T, maxK, r.Uint64())
 		sc, err := l.Policy.Score(e, rows)
 		if err != nil {
 			b.Fatal(err)
@@ -106,7 +106,7 @@ func BenchmarkUpdate(b *testing.B) {
 // a choice, the backward pass, b_ψ's prediction and gradient, the outcome heads' two passes and
 // the value head's passes (fit_steps + 2: before and after each of its two fits).
 func updateFLOPs(l *Learner, in UpdateInput) float64 {
-	p := l.Policy
+	p := l.Policy.(*PolicyNet)
 	S, H, E := float64(p.StateWidth), float64(p.Hidden), float64(p.EncoderDim)
 	nnz := func(x []float32) (n float64) {
 		for _, v := range x {

@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"fmt"
+	"github.com/evosteer/evosteer-go/gpu/backend"
 	"sync"
 
 	"github.com/gomlx/compute"
@@ -30,9 +31,9 @@ type Engine struct {
 	native bool
 }
 
-// OpenEngine opens the named backend (see NewBackend) and returns an engine on it.
+// OpenEngine opens the named backend (see backend.New) and returns an engine on it.
 func OpenEngine(name string) (*Engine, error) {
-	b, err := NewBackend(name)
+	b, err := backend.New(name)
 	if err != nil {
 		return nil, err
 	}

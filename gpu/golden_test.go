@@ -71,7 +71,7 @@ func computeUpdateGolden(t *testing.T, native bool) updateGolden {
 	o := OptionsFromConfig(def, policy.StateWidth(6))
 	l := NewLearner(o, nil)
 	// θ a little away from ρ and b_ψ away from zero, as after some training, so every path is live.
-	randomiseAdapter(l.Policy, 21, 0.02)
+	randomiseAdapter(l.Policy.(*PolicyNet), 21, 0.02)
 	r := rand.New(rand.NewPCG(21, 1))
 	for _, p := range []*Param{l.Residual.W2, l.Residual.B2} {
 		for i := range p.Value {

@@ -32,7 +32,7 @@ const (
 // the state of the gradient-clip groups of METHOD.md §4.6: (adapter + b_ψ + free anchors, or
 // adapter + the objective's parameters), value head, outcome heads, and PPO's critic.
 type Learner struct {
-	Policy    *PolicyNet
+	Policy    PolicyModel
 	Residual  *Head
 	Value     *Head
 	Published *Head
@@ -120,9 +120,14 @@ func OptionsFromConfig(cfg *config.Config, stateWidth int) LearnerOptions {
 // parameters start at: log Z_q = the objective's log reward of the cold-start rate (log R_β(p₀)
 // for tb, β·log(p₀ + ε) for ttb, like a free anchor), a uniform backward policy, a fresh critic.
 func NewLearner(o LearnerOptions, tasks []string) *Learner {
-	l := &Learner{opt: o}
-	l.Policy = NewPolicyNet(o.Policy, o.StateWidth, o.Seed)
-	ri := o.Policy.EncoderDim + FeatureWidth
+	return NewLearnerWith(o, tasks, NewPolicyNet(o.Policy, o.StateWidth, o.Seed))
+}
+
+// NewLearnerWith is NewLearner around a given policy (a *CausalLM, or a network built elsewhere):
+// the heads read its h_ρ(s), HiddenWidth wide.
+func NewLearnerWith(o LearnerOptions, tasks []string, pol PolicyModel) *Learner {
+	l := &Learner{opt: o, Policy: pol}
+	ri := pol.HiddenWidth() + FeatureWidth
 	l.Residual = NewHead(headResidual, ri, o.ResidualHidden, false, true, o.Seed)
 	l.Value = NewHead(headValue, FeatureWidth+o.TaskTypes, o.ValueHidden, true, false, o.Seed)
 	l.Outcome = [2]*Head{NewHead(headOutcome1, ri, o.ResidualHidden, true, false, o.Seed),
@@ -154,7 +159,7 @@ func (l *Learner) groups() {
 		return g.Step
 	}
 	pg := &ClipGroup{Name: "policy", Step: steps(l.PolicyGroup)}
-	for _, p := range l.Policy.Adapter {
+	for _, p := range l.Policy.AdapterParams() {
 		pg.Params, pg.Hyper = append(pg.Params, p), append(pg.Hyper, ad)
 	}
 	if l.opt.trainsResidual() {

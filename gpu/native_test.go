@@ -54,7 +54,7 @@ func nativeAndGraphs(t *testing.T) (native, graphs *Engine, l *Learner) {
 func TestNativeGradientMatchesGraph(t *testing.T) {
 	native, graphs, l := nativeAndGraphs(t)
 	perturb(l, 4)
-	rows := randomRows(l.Policy, nativeGroup+37, 24, 5)
+	rows := randomRows(l.Policy.(*PolicyNet), nativeGroup+37, 24, 5)
 	r := rand.New(rand.NewPCG(7, 8))
 	tr := Trajectory{Task: "t"}
 	refs := make([]StateRef, len(rows))
@@ -145,7 +145,7 @@ func TestNativeUpdateIndependentOfCores(t *testing.T) {
 // adapter changes in place, the next call scores with the new adapter (the merge is redone).
 func TestNativeScoreMatchesGraph(t *testing.T) {
 	native, graphs, l := nativeAndGraphs(t)
-	rows := randomRows(l.Policy, nativeGroup+37, 24, 5)
+	rows := randomRows(l.Policy.(*PolicyNet), nativeGroup+37, 24, 5)
 	for round := range 2 {
 		perturb(l, uint64(4+round)) // the second round changes the adapter in place
 		got, err := l.Policy.Score(native, rows)
@@ -188,7 +188,7 @@ func TestNativeScoreIndependentOfBatchAndCores(t *testing.T) {
 	}
 	l := NewLearner(OptionsFromConfig(def, policy.StateWidth(6)), nil)
 	perturb(l, 9)
-	rows := randomRows(l.Policy, 2*nativeGroup+11, 30, 3)
+	rows := randomRows(l.Policy.(*PolicyNet), 2*nativeGroup+11, 30, 3)
 	whole, err := l.Policy.Score(e, rows)
 	if err != nil {
 		t.Fatal(err)

@@ -284,7 +284,7 @@ func TestBalanceObjectivesInTheLearner(t *testing.T) {
 			extra = append(extra, l.Backward)
 		}
 		for k, p := range extra {
-			g := grads[len(l.Policy.Adapter)+k]
+			g := grads[len(l.Policy.AdapterParams())+k]
 			for i := range p.Value {
 				const eps = 1e-2
 				batch := func(d float32) float64 {
@@ -445,7 +445,7 @@ func TestObjectivesLearnABandit(t *testing.T) {
 		o.Optimizer.AdapterLR = 3e-2
 		l := NewLearner(o, testTasks)
 		r := rand.New(rand.NewPCG(1, 2))
-		row := randomRows(l.Policy, 2, 2, 3)[1]
+		row := randomRows(l.Policy.(*PolicyNet), 2, 2, 3)[1]
 		row.Actions, row.Prior = row.Actions[:2*policy.ActionWidth], []float32{0, 0}
 		for j := range 2 {
 			kind := row.Actions[j*policy.ActionWidth : j*policy.ActionWidth+len(policy.Kinds)]

@@ -215,6 +215,9 @@ type PolicyRow struct {
 	State   []float32
 	Actions []float32
 	Prior   []float32
+	// Text is the decision as the language-model policy reads it (nil for the compact network,
+	// which ignores it).
+	Text *PolicyText
 }
 
 // Legal is the number of legal actions of the row.
@@ -285,6 +288,9 @@ func (in *policyInputs) tensors(sw int) []any {
 type Scores struct {
 	Theta, Rho [][]float32 // log π_θ and log π_ρ of each legal action, per row
 	H          [][]float32 // h_ρ(s), EncoderDim per row
+	// Tokens are the token ids the causal-LM policy fed its model for each row (prefills and
+	// extensions of both θ and ρ); nil for the network.
+	Tokens []int64
 }
 
 // scoreChunk is the most decisions one graph call scores: it bounds the [rows·K, hidden]

@@ -409,12 +409,47 @@ func (l *Learner) anchorTB(trajs []Trajectory, res *UpdateResult) (dDelta, dFlow
 // with respect to the adapter and (when trained: AnchorTB, not ablated) b_ψ, in the policy clip
 // group's order, and log π_θ(a_d|s_d) of every decision, in chunks of gradChunk decisions.
 func (l *Learner) policyGradient(e *Engine, rows []PolicyRow, refs []StateRef, trajs []Trajectory, resIn [][]float32, cTheta, cResid []float32) ([][]float32, []float64, error) {
+	if lm, ok := l.Policy.(*CausalLM); ok {
+		return l.policyGradientLM(lm, e, rows, refs, trajs, resIn, cTheta, cResid)
+	}
 	return e.kernels().policyGradient(l, e, rows, refs, trajs, resIn, cTheta, cResid)
+}
+
+// policyGradientLM is policyGradient through the language model: the adapter's part from its
+// teacher-forced gradient (CausalLM.gradient), b_ψ's from the plain-Go head.
+func (l *Learner) policyGradientLM(lm *CausalLM, e *Engine, rows []PolicyRow, refs []StateRef, trajs []Trajectory, resIn [][]float32, cTheta, cResid []float32) ([][]float32, []float64, error) {
+	chosen := make([]int, len(rows))
+	for i, ref := range refs {
+		chosen[i] = trajs[ref.Traj].Steps[ref.T].Chosen
+	}
+	grads, logp, err := lm.gradient(e, rows, chosen, cTheta)
+	if err != nil {
+		return nil, nil, fmt.Errorf("update: policy gradient: %w", err)
+	}
+	return l.withResidualGradient(grads, logp, resIn, cResid)
+}
+
+// withResidualGradient appends b_ψ's gradient, each row's output weighted by cResid, to the
+// adapter's grads when b_ψ is trained.
+func (l *Learner) withResidualGradient(grads [][]float32, logp []float64, resIn [][]float32, cResid []float32) ([][]float32, []float64, error) {
+	if !l.opt.trainsResidual() {
+		return grads, logp, nil
+	}
+	h := l.Residual
+	if err := h.check(); err != nil {
+		return nil, nil, err
+	}
+	x, err := packRows("residual input", resIn, h.In, len(resIn))
+	if err != nil {
+		return nil, nil, err
+	}
+	_, g := h.runNative(x, len(resIn), func(lo int, y []float32) []float32 { return cResid[lo : lo+len(y)] })
+	return append(grads, h.splitGrad(g)...), logp, nil
 }
 
 // policyGradient is Learner.policyGradient on the graph path.
 func (graphKernels) policyGradient(l *Learner, e *Engine, rows []PolicyRow, refs []StateRef, trajs []Trajectory, resIn [][]float32, cTheta, cResid []float32) ([][]float32, []float64, error) {
-	p, h := l.Policy, l.Residual
+	p, h := l.Policy.(*PolicyNet), l.Residual
 	withResid := l.opt.trainsResidual()
 	nParams := len(p.Adapter)
 	if withResid {
@@ -497,7 +532,7 @@ func (graphKernels) policyGradient(l *Learner, e *Engine, rows []PolicyRow, refs
 // policyGradientNative is policyGradient on the CPU (native.go); b_ψ's part is the head's
 // gradient with each row's output weighted by cResid.
 func (l *Learner) policyGradientNative(rows []PolicyRow, refs []StateRef, trajs []Trajectory, resIn [][]float32, cTheta, cResid []float32) ([][]float32, []float64, error) {
-	p, h := l.Policy, l.Residual
+	p, h := l.Policy.(*PolicyNet), l.Residual
 	if err := p.check(); err != nil {
 		return nil, nil, err
 	}
@@ -513,18 +548,7 @@ func (l *Learner) policyGradientNative(rows []PolicyRow, refs []StateRef, trajs 
 		hRho[i] = resIn[i][:p.EncoderDim]
 	}
 	grads, logp := p.gradientNative(rows, chosen, hRho, cTheta)
-	if l.opt.trainsResidual() {
-		if err := h.check(); err != nil {
-			return nil, nil, err
-		}
-		x, err := packRows("residual input", resIn, h.In, len(resIn))
-		if err != nil {
-			return nil, nil, err
-		}
-		_, g := h.runNative(x, len(resIn), func(lo int, y []float32) []float32 { return cResid[lo : lo+len(y)] })
-		grads = append(grads, h.splitGrad(g)...)
-	}
-	return grads, logp, nil
+	return l.withResidualGradient(grads, logp, resIn, cResid)
 }
 
 // fitValue takes the value head's joint step on this step's states (its gradient weighted by

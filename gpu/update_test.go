@@ -38,7 +38,7 @@ func randomUpdateInput(t *testing.T, e *Engine, l *Learner, B, maxT int, seed ui
 		if b == 0 {
 			T = 1
 		}
-		rows := randomRows(l.Policy, T, 12, seed*100+uint64(b))
+		rows := randomRows(l.Policy.(*PolicyNet), T, 12, seed*100+uint64(b))
 		sc, err := l.Policy.Score(e, rows)
 		if err != nil {
 			t.Fatal(err)
@@ -66,7 +66,7 @@ func randomUpdateInput(t *testing.T, e *Engine, l *Learner, B, maxT int, seed ui
 
 // perturb moves θ away from ρ and b_ψ away from zero, so every gradient path is live.
 func perturb(l *Learner, seed uint64) {
-	randomiseAdapter(l.Policy, seed, 0.3)
+	randomiseAdapter(l.Policy.(*PolicyNet), seed, 0.3)
 	r := rand.New(rand.NewPCG(seed, 1))
 	for _, p := range []*Param{l.Residual.W2, l.Residual.B2} {
 		for i := range p.Value {
@@ -90,7 +90,7 @@ func denseGradient(t *testing.T, e *Engine, l *Learner, in UpdateInput, res *Upd
 			rows, chosen, place = append(rows, s.Row), append(chosen, s.Chosen), append(place, [2]int{b, ti})
 		}
 	}
-	p := l.Policy
+	p := l.Policy.(*PolicyNet)
 	pk, err := p.pack(rows)
 	if err != nil {
 		t.Fatal(err)
@@ -269,12 +269,12 @@ func TestUpdateAtStepZero(t *testing.T) {
 	}
 	// The update moved θ and b_ψ, never the frozen base.
 	fresh := NewLearner(testLearnerOptions(), testTasks)
-	for i, p := range l.Policy.Base {
-		if !slices.Equal(p.Value, fresh.Policy.Base[i].Value) {
+	for i, p := range l.Policy.(*PolicyNet).Base {
+		if !slices.Equal(p.Value, fresh.Policy.(*PolicyNet).Base[i].Value) {
 			t.Fatalf("the update changed frozen %s", p.Name)
 		}
 	}
-	if slices.Equal(l.Policy.Adapter[adBo].Value, fresh.Policy.Adapter[adBo].Value) ||
+	if slices.Equal(l.Policy.(*PolicyNet).Adapter[adBo].Value, fresh.Policy.(*PolicyNet).Adapter[adBo].Value) ||
 		slices.Equal(l.Residual.W2.Value, fresh.Residual.W2.Value) {
 		t.Fatal("the update left the adapter or b_ψ unchanged")
 	}
@@ -395,7 +395,7 @@ func TestFlowCorrectionsAblation(t *testing.T) {
 			}
 		}
 	}
-	if !slices.Equal(before, l.Residual.W2.Value) || len(l.PolicyGroup.Params) != len(l.Policy.Adapter) {
+	if !slices.Equal(before, l.Residual.W2.Value) || len(l.PolicyGroup.Params) != len(l.Policy.AdapterParams()) {
 		t.Fatal("b_ψ was trained under the flow-corrections ablation")
 	}
 }
@@ -472,7 +472,7 @@ func TestUpdateLearnsABandit(t *testing.T) {
 	o.Optimizer.AdapterLR = 3e-2
 	l := NewLearner(o, testTasks)
 	r := rand.New(rand.NewPCG(1, 2))
-	row := randomRows(l.Policy, 2, 2, 3)[1]
+	row := randomRows(l.Policy.(*PolicyNet), 2, 2, 3)[1]
 	row.Actions, row.Prior = row.Actions[:2*policy.ActionWidth], []float32{0, 0}
 	prob := func() float64 {
 		s, err := l.Policy.Score(e, []PolicyRow{row})

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/evosteer/evosteer-go/gpu"
+	gpubackend "github.com/evosteer/evosteer-go/gpu/backend"
 	"github.com/evosteer/evosteer-go/gpu/qwen3"
 	"github.com/evosteer/evosteer-go/internal/arrowfmt"
 	"github.com/evosteer/evosteer-go/internal/tokenizer"
@@ -296,7 +296,7 @@ func lmScore(w io.Writer, modelDir, adapterDir, systemFile, promptFile, actionsF
 	if err != nil {
 		return fmt.Errorf("lm score: %w", err)
 	}
-	b, err := gpu.NewBackend(backend)
+	b, err := gpubackend.New(backend)
 	if err != nil {
 		return fmt.Errorf("lm score: %w", err)
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/gomlx/compute"
 	"github.com/gomlx/compute/dtypes"
 
-	"github.com/evosteer/evosteer-go/gpu"
+	gpubackend "github.com/evosteer/evosteer-go/gpu/backend"
 )
 
 // qwen3Small is Qwen3-0.6B's config.json numbers (the real small shape) with random weights.
@@ -64,7 +64,7 @@ func TestGPUCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := cmp.Or(os.Getenv("EVOSTEER_TEST_BACKEND"), "simplego")
-	backend, err := gpu.NewBackend(name)
+	backend, err := gpubackend.New(name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -186,6 +186,51 @@ type Policy struct {
 	// Temperature is the orchestrator's sampling temperature (paper Table 5: 1.0): network
 	// decisions sample from log π / Temperature, renormalised (stages/rollout).
 	Temperature float64 `yaml:"temperature" json:"temperature"`
+	// Kind is the orchestrator: "" or PolicyCompact (the compact network over the 30 features and
+	// the action descriptors) or PolicyCausalLM (a Qwen3 model reading the controller prompt, θ
+	// its LoRA adapter, ρ the adapter off; CausalLM configures it). Both train through the same
+	// learner; adapter_rank and adapter_alpha are the adapter's r and α for either, encoder_dim
+	// the width of h_ρ(s) that b_ψ and the outcome heads read.
+	Kind     string    `yaml:"kind,omitempty" json:"kind,omitempty"`
+	CausalLM *CausalLM `yaml:"causal_lm,omitempty" json:"causal_lm,omitempty"`
+}
+
+// The orchestrator kinds (policy.kind).
+const (
+	PolicyCompact  = "compact"
+	PolicyCausalLM = "causal_lm"
+)
+
+// KeepsPrompts reports whether a rollout writes the prompts table: the controller prompt of every
+// decision a served reference scored (served_reference), or of every decision the causal-LM
+// policy reads (policy.kind causal_lm).
+func (c *Config) KeepsPrompts() bool { return c.Served != nil || c.Policy.IsCausalLM() }
+
+// IsCausalLM reports whether the orchestrator is a language model (policy.kind causal_lm).
+func (p Policy) IsCausalLM() bool { return p.Kind == PolicyCausalLM }
+
+// CausalLM is the language-model orchestrator (policy.kind causal_lm, docs/LANGUAGE-MODEL.md):
+// a local Hugging Face Qwen3 folder, the LoRA adapter's target modules and scaling, the graphs'
+// dtype and the decisions one gradient call takes. It has no defaults in pipeline.yaml: an
+// overlay that sets policy.causal_lm sets model and target_modules.
+type CausalLM struct {
+	// Model is the model folder (config.json, safetensors weights, tokenizer.json,
+	// tokenizer_config.json); a relative path is read from the working directory.
+	Model         string   `yaml:"model" json:"model"`
+	TargetModules []string `yaml:"target_modules" json:"target_modules"` // among q/k/v/o_proj, gate/up/down_proj, or [all-linear]
+	RSLoRA        bool     `yaml:"use_rslora,omitempty" json:"use_rslora,omitempty"` // scale α/√r instead of α/r
+	DType         string   `yaml:"dtype,omitempty" json:"dtype,omitempty"`           // the graphs' dtype: float32 (default) or float64
+	// MicroBatch is the most decisions one gradient call differentiates (their prompts and
+	// actions teacher-forced in one batch); the gradient is a sum, so it only bounds memory.
+	MicroBatch int `yaml:"micro_batch,omitempty" json:"micro_batch,omitempty"`
+}
+
+// Micro is the micro-batch size, 16 when unset.
+func (c *CausalLM) Micro() int {
+	if c.MicroBatch <= 0 {
+		return 16
+	}
+	return c.MicroBatch
 }
 
 // ValueHead sizes and schedules the value head v_hat.
@@ -345,7 +390,7 @@ type Rollout struct {
 
 // Compute selects the gomlx backend: auto, simplego (the pure-Go CPU backend; gomlx v0.28 moved it
 // to github.com/gomlx/compute/gobackend and registers it as "go", but the configuration keeps the
-// name simplego), xla, or xla:PLUGIN (xla:cuda). gpu.NewBackend maps the names.
+// name simplego), xla, or xla:PLUGIN (xla:cuda). gpu/backend.New maps the names.
 type Compute struct {
 	Backend string `yaml:"backend" json:"backend"`
 }

@@ -186,6 +186,32 @@ func (c *Config) validate(name string, file *ast.File) error {
 	k.intIn("policy.adapter_rank", int64(p.AdapterRank), 1, maxWidth, "the adapter's weights grow with its rank; the paper uses 64")
 	k.positive("policy.adapter_alpha", p.AdapterAlpha)
 	k.positive("policy.temperature", p.Temperature)
+	if p.Kind != "" {
+		k.oneOf("policy.kind", p.Kind, PolicyCompact, PolicyCausalLM)
+	}
+	switch lm := p.CausalLM; {
+	case p.IsCausalLM() && lm == nil:
+		k.fail("policy.causal_lm", "is missing: policy.kind causal_lm needs policy.causal_lm.model and target_modules")
+	case !p.IsCausalLM() && lm != nil:
+		k.fail("policy.causal_lm", "is set but policy.kind is %q: set policy.kind: causal_lm to train the language model", p.Kind)
+	case lm != nil:
+		if lm.Model == "" {
+			k.fail("policy.causal_lm.model", "is empty: give the Qwen3 model folder")
+		}
+		if len(lm.TargetModules) == 0 {
+			k.fail("policy.causal_lm.target_modules", "is empty: name the projections the adapter adapts (q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, or all-linear)")
+		}
+		for _, m := range lm.TargetModules {
+			k.oneOf("policy.causal_lm.target_modules", m, "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "all-linear")
+		}
+		if lm.DType != "" {
+			k.oneOf("policy.causal_lm.dtype", lm.DType, "float32", "float64")
+		}
+		k.intIn("policy.causal_lm.micro_batch", int64(lm.MicroBatch), 0, 65_536, "decisions teacher-forced in one gradient call (0: 16)")
+		if c.Served != nil {
+			k.fail("served_reference", "cannot be set with policy.kind causal_lm: ρ is the language model with its adapter off")
+		}
+	}
 
 	k.intIn("value_head.hidden", int64(c.ValueHead.Hidden), 1, maxWidth, widthWhy)
 	k.intIn("value_head.fit_steps", int64(c.ValueHead.FitSteps), 1, 10_000, "AdamW steps of the value head in every update; the reference takes 50")

@@ -44,6 +44,9 @@ type question struct {
 	v    float32
 	logp []float32 // log π_θ or log π_ρ over the legal actions
 	rho  []float32 // log π_ρ over the legal actions
+	// tokens are the token ids the policy fed its model for the row (the causal-LM policy; 0
+	// for the network).
+	tokens int64
 	err  error
 	done chan struct{}
 }
@@ -113,12 +116,15 @@ func (b *batches) score(batch []*question) {
 		}
 		s, err := b.learner.Policy.Score(b.engine, rows)
 		if err != nil {
-			fail(policies, fmt.Errorf("policy network: %w", err))
+			fail(policies, fmt.Errorf("policy: %w", err))
 		} else {
 			for i, q := range policies {
 				q.logp, q.rho = s.Rho[i], s.Rho[i]
 				if q.theta {
 					q.logp = s.Theta[i]
+				}
+				if s.Tokens != nil {
+					q.tokens = s.Tokens[i]
 				}
 			}
 		}

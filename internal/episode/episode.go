@@ -236,8 +236,14 @@ func (e *env) decide(ctx context.Context, d *policy.Decision, j Job, t int, forc
 		}
 	} else {
 		q := &question{order: j.order, kind: askPolicy, row: gpu.PolicyRow{State: state, Actions: actions, Prior: prior}, theta: j.Theta}
+		if _, lm := e.ref.(modelReference); lm {
+			q.row.Text = &gpu.PolicyText{System: orchestra.ControllerSystemPrompt, User: sent.UserMessage, Actions: row.LegalActions}
+		}
 		if err := e.ask(ctx, q); err != nil {
 			return row, sent, orchestra.Action{}, err
+		}
+		if sent != nil && q.tokens > 0 {
+			sent.TokensSent = q.tokens
 		}
 		logp = make([]float64, len(q.logp))
 		for i, v := range q.logp {

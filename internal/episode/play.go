@@ -89,6 +89,9 @@ func PlayKeeping(ctx context.Context, cfg *config.Config, exec executor.Executor
 	}
 	e := newEnv(cfg, exec, l, eng)
 	e.finished = finished
+	if lm, ok := l.Policy.(*gpu.CausalLM); ok {
+		e.ref = modelReference{prior: priorReference{policy.NewPrior(cfg.Prior)}, lm: lm}
+	}
 	if cfg.Served != nil { // newEnv gives the prior
 		ref, err := newServedReference(ctx, cfg.Served)
 		if err != nil {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
+	"github.com/evosteer/evosteer-go/gpu"
 	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/executor/scoring"
 	"github.com/evosteer/evosteer-go/internal/orchestra"
@@ -107,3 +109,40 @@ func newServedReference(ctx context.Context, sr *config.ServedReference) (refere
 	}
 	return servedReference{scorer: scorer, model: sr.Model}, nil
 }
+
+// modelReference is ρ as the causal-LM policy's own model with its adapter off (policy.kind
+// causal_lm): the learner scores both θ and ρ of a decision through its batches, so the decision
+// row keeps the calibrated prior's logits (the compact network's input, which the model ignores),
+// and what this adds is the decision's prompts row: the controller prompt the model reads, with
+// its length in the model's tokens, for every decision (h_ρ(s) is read at every state). Tokens
+// are counted with the model's tokenizer as the served reference counts with the server's.
+type modelReference struct {
+	prior priorReference
+	lm    *gpu.CausalLM
+}
+
+func (r modelReference) logits(ctx context.Context, d *policy.Decision, prompt func() string) ([]float64, *schema.PromptRow, error) {
+	logits, _, _ := r.prior.logits(ctx, d, prompt)
+	user := prompt()
+	n, _, err := r.lm.CountTokens(orchestra.ControllerSystemPrompt, user, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	tmpl := r.lm.Template()
+	return logits, &schema.PromptRow{SystemPromptID: orchestra.ControllerSystemPromptID, Template: tmpl.Name, Model: r.lm.BaseModel(),
+		PromptSHA256: tmpl.PromptSHA256(orchestra.ControllerSystemPrompt, user), PromptTokens: int32(n), UserMessage: user}, nil
+}
+
+func (r modelReference) count(_ context.Context, user string, actions []orchestra.Action) (int64, int64, error) {
+	texts := make([]string, len(actions))
+	for i, a := range actions {
+		texts[i] = a.JSON()
+	}
+	n, lens, err := r.lm.CountTokens(orchestra.ControllerSystemPrompt, user, texts)
+	if err != nil {
+		return 0, 0, err
+	}
+	return int64(n), int64(slices.Max(append(lens, 0))), nil
+}
+
+func (modelReference) counted() string { return schema.ControllerCountServed }

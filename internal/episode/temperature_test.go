@@ -58,7 +58,7 @@ func TestSamplingTemperature(t *testing.T) {
 		var sampled []schema.DecisionRow
 		for i := range decs {
 			if len(decs[i].LegalActions) > 1 && !decs[i].Forced {
-				row, err := learner.PolicyRow(&decs[i])
+				row, err := learner.PolicyRow(&decs[i], nil)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -44,6 +44,10 @@ const (
 	CoefficientsFile  = "coefficients.arrow"
 	UpdateMetricsFile = "update_metrics.arrow"
 	CheckpointFile    = "checkpoint/learner.arrow" // the learner after the update; step 0's is written by init
+	// AdapterConfigFile and AdapterModelFile are the causal-LM policy's LoRA adapter after the
+	// update, as a PEFT adapter folder (checkpoint/adapter) that PEFT, vLLM and SGLang load.
+	AdapterConfigFile = "checkpoint/adapter/adapter_config.json"
+	AdapterModelFile  = "checkpoint/adapter/adapter_model.safetensors"
 
 	LedgerFile       = "ledger.arrow"       // validate and author: the stage's segment of the ledger
 	SkillsFile       = "skills.arrow"       // validate and author: the library after the stage

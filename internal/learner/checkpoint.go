@@ -9,7 +9,10 @@ import (
 	"slices"
 
 	"github.com/evosteer/evosteer-go/gpu"
+	"github.com/evosteer/evosteer-go/gpu/qwen3"
+	"github.com/evosteer/evosteer-go/internal/config"
 	"github.com/evosteer/evosteer-go/internal/layout"
+	"github.com/evosteer/evosteer-go/internal/orchestra"
 	"github.com/evosteer/evosteer-go/internal/policy"
 	"github.com/evosteer/evosteer-go/internal/rundir"
 	"github.com/evosteer/evosteer-go/internal/tasks"
@@ -37,7 +40,14 @@ func New(r *rundir.Folder) (*gpu.Learner, error) {
 			ids = append(ids, t.ID)
 		}
 	}
-	return gpu.NewLearner(o, ids), nil
+	if !cfg.Policy.IsCausalLM() {
+		return gpu.NewLearner(o, ids), nil
+	}
+	lm, err := gpu.OpenCausalLM(cfg.Policy, cfg.Seed)
+	if err != nil {
+		return nil, err
+	}
+	return gpu.NewLearnerWith(o, ids, lm), nil
 }
 
 // Load builds the run's learner and restores the checkpoint of step into it.
@@ -60,14 +70,35 @@ func Load(r *rundir.Folder, step int) (*gpu.Learner, error) {
 	return l, nil
 }
 
-// Write saves the learner to path (atomically) with the stage's lineage.
+// Write saves the learner to path (atomically) with the stage's lineage, and the causal-LM
+// policy's adapter beside it as a PEFT adapter folder (layout.AdapterConfigFile,
+// AdapterModelFile): the checkpoint table holds the adapter with its optimizer state, the folder
+// what a server or PEFT loads.
 func Write(path string, lin schema.Lineage, l *gpu.Learner) error {
 	rec, err := schema.Build(schema.Checkpoint, Rows(l))
 	if err != nil {
 		return err
 	}
 	defer rec.Release()
-	return schema.Checkpoint.WriteBatches(path, lin, rec)
+	if err := schema.Checkpoint.WriteBatches(path, lin, rec); err != nil {
+		return err
+	}
+	if lm, ok := l.Policy.(*gpu.CausalLM); ok {
+		dir := filepath.Join(filepath.Dir(path), filepath.Base(filepath.Dir(filepath.FromSlash(layout.AdapterConfigFile))))
+		if err := qwen3.WriteAdapter(dir, lm.ModelConfig(), *lm.Adapter(), lm.BaseModel()); err != nil {
+			return fmt.Errorf("write the adapter folder: %w", err)
+		}
+	}
+	return nil
+}
+
+// Outputs are the files Write writes under a stage folder: the checkpoint, and the adapter
+// folder's two files with the causal-LM policy.
+func Outputs(cfg *config.Config) []string {
+	if cfg.Policy.IsCausalLM() {
+		return []string{layout.CheckpointFile, layout.AdapterConfigFile, layout.AdapterModelFile}
+	}
+	return []string{layout.CheckpointFile}
 }
 
 // Rows is the learner as checkpoint rows: every parameter block in the learner's order, then
@@ -132,8 +163,10 @@ func nonNil(s []float32) []float32 {
 	return s
 }
 
-// PolicyRow is the network input a rollout stored for a decision, checked for consistency.
-func PolicyRow(d *schema.DecisionRow) (gpu.PolicyRow, error) {
+// PolicyRow is the policy's input a rollout stored for a decision, checked for consistency: the
+// network inputs of the decision row and, where texts is not nil (the causal-LM policy), the
+// decision's controller prompt from the prompts table, with the legal actions' canonical JSON.
+func PolicyRow(d *schema.DecisionRow, texts Texts) (gpu.PolicyRow, error) {
 	n := len(d.LegalActions)
 	switch {
 	case int(d.ActionWidth) != policy.ActionWidth:
@@ -145,5 +178,56 @@ func PolicyRow(d *schema.DecisionRow) (gpu.PolicyRow, error) {
 	case int(d.Chosen) < 0 || int(d.Chosen) >= n:
 		return gpu.PolicyRow{}, fmt.Errorf("episode %s decision %d: column \"chosen\": %d of %d legal actions", d.EpisodeID, d.T, d.Chosen, n)
 	}
-	return gpu.PolicyRow{State: d.PolicyInput, Actions: d.ActionInputs, Prior: d.PriorLogits}, nil
+	row := gpu.PolicyRow{State: d.PolicyInput, Actions: d.ActionInputs, Prior: d.PriorLogits}
+	if texts != nil {
+		user, ok := texts[decisionKey{d.EpisodeID, d.T}]
+		if !ok {
+			return gpu.PolicyRow{}, fmt.Errorf("episode %s decision %d: no row in the prompts table: the causal-LM policy reads the decision's controller prompt (rerun the rollout)", d.EpisodeID, d.T)
+		}
+		row.Text = &gpu.PolicyText{System: orchestra.ControllerSystemPrompt, User: user, Actions: d.LegalActions}
+	}
+	return row, nil
+}
+
+// decisionKey names a decision: its episode and index.
+type decisionKey struct {
+	episode string
+	t       int32
+}
+
+// Texts are a step's controller prompts (user messages) by decision, from its prompts table.
+type Texts map[decisionKey]string
+
+// ReadsText reports whether l's policy reads the controller prompt (the causal-LM policy), so
+// that the stages which score it pass Texts to PolicyRow.
+func ReadsText(l *gpu.Learner) bool {
+	_, ok := l.Policy.(*gpu.CausalLM)
+	return ok
+}
+
+// ReadTexts reads the prompts tables files (TextsOf).
+func ReadTexts(files []string) (Texts, error) {
+	rows, err := schema.ReadFiles[schema.PromptRow](schema.Prompts, files)
+	if err != nil {
+		return nil, err
+	}
+	return TextsOf(rows)
+}
+
+// TextsOf indexes prompts rows, refusing a row whose system prompt is not this build's
+// controller prompt (the policy would read a prompt the rollout did not send) and a decision that
+// appears twice.
+func TextsOf(rows []schema.PromptRow) (Texts, error) {
+	texts := make(Texts, len(rows))
+	for i, p := range rows {
+		if p.SystemPromptID != orchestra.ControllerSystemPromptID {
+			return nil, fmt.Errorf("prompts row %d (episode %s decision %d): column \"system_prompt_id\": %q, this build's controller prompt is %q", i, p.EpisodeID, p.T, p.SystemPromptID, orchestra.ControllerSystemPromptID)
+		}
+		k := decisionKey{p.EpisodeID, p.T}
+		if _, dup := texts[k]; dup {
+			return nil, fmt.Errorf("prompts row %d: episode %s decision %d appears twice", i, p.EpisodeID, p.T)
+		}
+		texts[k] = p.UserMessage
+	}
+	return texts, nil
 }

@@ -25,7 +25,7 @@ func (Initial) Inputs(r *rundir.Folder, _ int) (rundir.Resolved, error) {
 }
 
 // Outputs is the checkpoint.
-func (Initial) Outputs(*rundir.Folder, int) []string { return []string{layout.CheckpointFile} }
+func (Initial) Outputs(r *rundir.Folder, _ int) []string { return Outputs(r.Config) }
 
 // Run writes the untrained learner.
 func (Initial) Run(_ context.Context, sc *rundir.StageContext) error {

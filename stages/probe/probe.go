@@ -286,7 +286,13 @@ func firstDecisions(ctx context.Context, r *rundir.Folder, step int, exec execut
 			return nil, fmt.Errorf("probe: task %s: the episode ended before its first decision: %s", t.ID, noDecision(p))
 		}
 		d := &p.Decisions[0]
-		if rows[i], err = learner.PolicyRow(d); err != nil {
+		var texts learner.Texts
+		if learner.ReadsText(l) {
+			if texts, err = learner.TextsOf(p.Prompts); err != nil {
+				return nil, fmt.Errorf("probe: task %s: %w", t.ID, err)
+			}
+		}
+		if rows[i], err = learner.PolicyRow(d, texts); err != nil {
 			return nil, fmt.Errorf("probe: task %s: %w", t.ID, err)
 		}
 		f := &first{task: t, menu: jobs[i].Menu, legal: d.LegalActions, input: d.PolicyInput}

@@ -27,10 +27,11 @@ type Stage struct{}
 func (Stage) Name() string { return layout.Rescore }
 
 // Inputs are the previous step's checkpoint and the step's rollout decisions and episodes (every
-// shard), and with served_reference the rollout's prompts.
+// shard), and the rollout's prompts where it keeps them (served_reference: the drift check;
+// the causal-LM policy: what it reads).
 func (Stage) Inputs(r *rundir.Folder, step int) (rundir.Resolved, error) {
 	tables := []string{layout.Decisions, layout.Episodes}
-	if r.Config.Served != nil {
+	if r.Config.KeepsPrompts() {
 		tables = append(tables, layout.Prompts)
 	}
 	files, err := r.ShardedInputs(step, layout.Rollout, tables...)
@@ -38,14 +39,14 @@ func (Stage) Inputs(r *rundir.Folder, step int) (rundir.Resolved, error) {
 		return nil, err
 	}
 	in := &inputs{checkpoint: learner.Path(r, step-1), decisions: files[0], episodes: files[1]}
-	if r.Config.Served != nil {
+	if r.Config.KeepsPrompts() {
 		in.prompts = files[2]
 	}
 	return in, nil
 }
 
 // inputs are the previous step's checkpoint and the step's rollout decisions, episodes and
-// (served_reference only) prompts, every shard.
+// (config.KeepsPrompts) prompts, every shard.
 type inputs struct {
 	checkpoint                   string
 	decisions, episodes, prompts []string
@@ -94,6 +95,12 @@ func (Stage) Run(ctx context.Context, sc *rundir.StageContext) error {
 	if err != nil {
 		return err
 	}
+	var texts learner.Texts
+	if learner.ReadsText(l) {
+		if texts, err = learner.ReadTexts(in.prompts); err != nil {
+			return fmt.Errorf("rescore: %w", err)
+		}
+	}
 	mismatch := map[string]float64{}
 	scores := make([]schema.ScoreRow, len(decs))
 	for lo := 0; lo < len(decs); lo += chunk {
@@ -103,7 +110,7 @@ func (Stage) Run(ctx context.Context, sc *rundir.StageContext) error {
 		hi := min(lo+chunk, len(decs))
 		rows := make([]gpu.PolicyRow, hi-lo)
 		for i := range rows {
-			if rows[i], err = learner.PolicyRow(&decs[lo+i]); err != nil {
+			if rows[i], err = learner.PolicyRow(&decs[lo+i], texts); err != nil {
 				return fmt.Errorf("rescore: %w", err)
 			}
 		}

@@ -86,7 +86,7 @@ func (s Stage) MergeShards(_ context.Context, sc *rundir.StageContext, n int) er
 		}
 		p.Executions = append(p.Executions, x)
 	}
-	if cfg.Served != nil {
+	if cfg.KeepsPrompts() {
 		prompts, err := schema.ReadFiles[schema.PromptRow](schema.Prompts, files(layout.Prompts))
 		if err != nil {
 			return err

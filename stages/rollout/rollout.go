@@ -63,11 +63,11 @@ func (Stage) Inputs(r *rundir.Folder, step int) (rundir.Resolved, error) {
 }
 
 // Outputs are the episodes, decisions and executions of the shard, the controller prompts its
-// served reference scored (served_reference only), and the hidden truths of its tasks on the
+// served reference scored or its causal-LM policy read (config.KeepsPrompts), and the hidden truths of its tasks on the
 // simulated world.
 func (s Stage) Outputs(r *rundir.Folder, _ int) []string {
 	tables := []string{layout.Episodes, layout.Decisions, layout.Executions}
-	if r.Config.Served != nil {
+	if r.Config.KeepsPrompts() {
 		tables = append(tables, layout.Prompts)
 	}
 	if r.Config.Executor.Backend == "sim" {
@@ -189,7 +189,7 @@ func plan(cfg *config.Config, step int, train []tasks.Task, shard Shard, lib *sk
 // kept there are read back instead of played. Progress counts them as done. Results keep the
 // jobs' order.
 func playKeeping(ctx context.Context, sc *rundir.StageContext, shard Shard, exec executor.Executor, l *gpu.Learner, eng *gpu.Engine, jobs []episode.Job, progress episode.Progress) ([]episode.Played, error) {
-	served := sc.Folder.Config.Served != nil
+	served := sc.Folder.Config.KeepsPrompts()
 	keep := sc.PartsDir != ""
 	lin := partLineage(sc, shard)
 	gs := groups(jobs)
@@ -269,7 +269,7 @@ func writeOutputs(sc *rundir.StageContext, lin schema.Lineage, shard Shard, eps 
 	file := func(table string) string {
 		return filepath.Join(sc.OutDir, layout.ShardFile(table, shard.Index, shard.Count))
 	}
-	if err := writeEpisodes(file, lin, eps, sc.Folder.Config.Served != nil); err != nil {
+	if err := writeEpisodes(file, lin, eps, sc.Folder.Config.KeepsPrompts()); err != nil {
 		return err
 	}
 	if onSim {

@@ -23,6 +23,7 @@ type files struct {
 	scores, anchors, corrections string
 	valueData                    []string // value_data of the replay window, oldest first; the step's last
 	checkpoint                   string
+	prompts                      []string // rollout shards' prompts: what the causal-LM policy reads
 }
 
 func findInputs(r *rundir.Folder, step int) (*files, error) {
@@ -33,11 +34,18 @@ func findInputs(r *rundir.Folder, step int) (*files, error) {
 		anchors:     filepath.Join(r.StageDir(step, layout.Aggregate), layout.AnchorsFile),
 		corrections: filepath.Join(r.StageDir(step, layout.Aggregate), layout.CorrectionsFile),
 		checkpoint:  learner.Path(r, step-1)}
-	rollout, err := r.ShardedInputs(step, layout.Rollout, layout.Episodes, layout.Decisions)
+	tables := []string{layout.Episodes, layout.Decisions}
+	if r.Config.Policy.IsCausalLM() {
+		tables = append(tables, layout.Prompts)
+	}
+	rollout, err := r.ShardedInputs(step, layout.Rollout, tables...)
 	if err != nil {
 		return nil, err
 	}
 	f.episodes, f.decisions = rollout[0], rollout[1]
+	if len(rollout) > 2 {
+		f.prompts = rollout[2]
+	}
 	replay := r.Config.ValueHead.ReplaySteps
 	for j := max(1, step-replay+1); j <= step; j++ {
 		f.valueData = append(f.valueData, filepath.Join(r.StageDir(j, layout.Aggregate), layout.ValueDataFile))
@@ -47,7 +55,7 @@ func findInputs(r *rundir.Folder, step int) (*files, error) {
 
 // Paths implements rundir.Resolved: every input file.
 func (f *files) Paths() []string {
-	return append(append(append([]string{}, f.episodes...), f.decisions...), append([]string{f.scores, f.anchors, f.corrections, f.checkpoint}, f.valueData...)...)
+	return slices.Concat(f.episodes, f.decisions, []string{f.scores, f.anchors, f.corrections, f.checkpoint}, f.valueData, f.prompts)
 }
 
 // Stage is the update stage.
@@ -63,8 +71,8 @@ func (Stage) Inputs(r *rundir.Folder, step int) (rundir.Resolved, error) {
 }
 
 // Outputs are the losses, coefficients, metrics and the checkpoint.
-func (Stage) Outputs(*rundir.Folder, int) []string {
-	return []string{layout.LossesFile, layout.CoefficientsFile, layout.UpdateMetricsFile, layout.CheckpointFile}
+func (Stage) Outputs(r *rundir.Folder, _ int) []string {
+	return append([]string{layout.LossesFile, layout.CoefficientsFile, layout.UpdateMetricsFile}, learner.Outputs(r.Config)...)
 }
 
 // Run loads the inputs, updates the learner and writes the outputs into sc.OutDir.
@@ -75,7 +83,13 @@ func (Stage) Run(ctx context.Context, sc *rundir.StageContext) error {
 	if err != nil {
 		return err
 	}
-	b, err := loadBatch(cfg, f, int64(sc.Step))
+	var texts learner.Texts
+	if learner.ReadsText(l) {
+		if texts, err = learner.ReadTexts(f.prompts); err != nil {
+			return fmt.Errorf("update: %w", err)
+		}
+	}
+	b, err := loadBatch(cfg, f, int64(sc.Step), texts)
 	if err != nil {
 		return err
 	}
@@ -100,7 +114,7 @@ type batch struct {
 	episodes []string // trajectory b's episode id
 }
 
-func loadBatch(cfg *config.Config, f *files, step int64) (*batch, error) {
+func loadBatch(cfg *config.Config, f *files, step int64, texts learner.Texts) (*batch, error) {
 	eps, err := schema.ReadFiles[schema.EpisodeRow](schema.Episodes, f.episodes)
 	if err != nil {
 		return nil, err
@@ -170,7 +184,7 @@ func loadBatch(cfg *config.Config, f *files, step int64) (*batch, error) {
 			if !ok {
 				return nil, fmt.Errorf("update: %s has no correction for episode %s decision %d; rerun aggregate", f.corrections, d.EpisodeID, d.T)
 			}
-			row, err := learner.PolicyRow(d)
+			row, err := learner.PolicyRow(d, texts)
 			if err != nil {
 				return nil, fmt.Errorf("update: %w", err)
 			}

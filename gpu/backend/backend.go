@@ -1,4 +1,4 @@
-package gpu
+package backend
 
 import (
 	"fmt"
@@ -30,12 +30,12 @@ var registered = map[string]string{"simplego": gobackend.BackendName, "xla": "xl
 // batch-invariant, and the graphs serve XLA.
 const goBackendConfig = "ops_sequential"
 
-// NewBackend opens the gomlx backend the configuration names (compute.backend):
+// New opens the gomlx backend the configuration names (compute.backend):
 //   - "simplego": pure Go on the CPU, always available (gomlx's Go backend, registered as "go");
 //   - "xla": XLA through a PJRT plugin, in builds with `-tags xla` (GPU when the plugin is CUDA);
 //     "xla:PLUGIN" names the plugin (xla:cuda, xla:cpu);
 //   - "auto": $GOMLX_BACKEND when set, else xla when it is compiled in and opens, else simplego.
-func NewBackend(name string) (compute.Backend, error) {
+func New(name string) (compute.Backend, error) {
 	if plugin, ok := strings.CutPrefix(name, "xla:"); ok && plugin != "" {
 		// A named PJRT plugin, e.g. xla:cuda (pjrt_c_api_cuda_plugin.so under
 		// $PJRT_PLUGIN_LIBRARY_PATH).
@@ -75,7 +75,7 @@ func NewBackend(name string) (compute.Backend, error) {
 				return b, nil
 			}
 		}
-		return NewBackend("simplego")
+		return New("simplego")
 	default:
 		return nil, fmt.Errorf("unknown gomlx backend %q (want auto, simplego or xla)", name)
 	}

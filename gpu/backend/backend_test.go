@@ -1,17 +1,16 @@
-package gpu
+package backend
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/gomlx/compute"
 	"github.com/gomlx/compute/gobackend"
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
 )
 
 func TestSimplegoComputes(t *testing.T) {
-	b, err := NewBackend("simplego")
+	b, err := New("simplego")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +26,7 @@ func TestSimplegoComputes(t *testing.T) {
 
 func TestAutoFallsBackToSimplego(t *testing.T) {
 	t.Setenv("GOMLX_BACKEND", "")
-	b, err := NewBackend("auto")
+	b, err := New("auto")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,21 +38,11 @@ func TestAutoFallsBackToSimplego(t *testing.T) {
 }
 
 func TestUnknownOrMissingBackend(t *testing.T) {
-	if _, err := NewBackend("cuda"); err == nil || !strings.Contains(err.Error(), "unknown gomlx backend") {
+	if _, err := New("cuda"); err == nil || !strings.Contains(err.Error(), "unknown gomlx backend") {
 		t.Fatalf("unknown name: %v", err)
 	}
-	if _, err := NewBackend("xla"); err == nil || !strings.Contains(err.Error(), "-tags xla") {
+	if _, err := New("xla"); err == nil || !strings.Contains(err.Error(), "-tags xla") {
 		t.Fatalf("xla without the tag: %v", err)
 	}
 }
 
-// testBackend opens the simplego backend for a test and finalises it after.
-func testBackend(t *testing.T) compute.Backend {
-	t.Helper()
-	b, err := NewBackend("simplego")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.Finalize)
-	return b
-}
