@@ -45,4 +45,3 @@ func TestUnknownOrMissingBackend(t *testing.T) {
 		t.Fatalf("xla without the tag: %v", err)
 	}
 }
-

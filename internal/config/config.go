@@ -217,7 +217,7 @@ type CausalLM struct {
 	// Model is the model folder (config.json, safetensors weights, tokenizer.json,
 	// tokenizer_config.json); a relative path is read from the working directory.
 	Model         string   `yaml:"model" json:"model"`
-	TargetModules []string `yaml:"target_modules" json:"target_modules"` // among q/k/v/o_proj, gate/up/down_proj, or [all-linear]
+	TargetModules []string `yaml:"target_modules" json:"target_modules"`             // among q/k/v/o_proj, gate/up/down_proj, or [all-linear]
 	RSLoRA        bool     `yaml:"use_rslora,omitempty" json:"use_rslora,omitempty"` // scale α/√r instead of α/r
 	DType         string   `yaml:"dtype,omitempty" json:"dtype,omitempty"`           // the graphs' dtype: float32 (default) or float64
 	// MicroBatch is the most decisions one gradient call differentiates (their prompts and

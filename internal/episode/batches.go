@@ -47,8 +47,8 @@ type question struct {
 	// tokens are the token ids the policy fed its model for the row (the causal-LM policy; 0
 	// for the network).
 	tokens int64
-	err  error
-	done chan struct{}
+	err    error
+	done   chan struct{}
 }
 
 func newBatches(l *gpu.Learner, e *gpu.Engine) *batches { return &batches{learner: l, engine: e} }
