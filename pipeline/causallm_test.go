@@ -40,7 +40,7 @@ func TestCausalLMPolicyRunsTheSteps(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: two steps through a language model")
 	}
-	model := qwen3test.Folder(t, qwen3test.Config(), 11, qwen3.F32, 1)
+	model := qwen3test.QwenFolder(t, qwen3test.QwenVocab(), 11)
 	ctx := context.Background()
 	runs := make([]*rundir.Folder, 2)
 	for i := range runs {

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/evosteer/evosteer-go/gpu/qwen3"
+	"github.com/evosteer/evosteer-go/gpu/qwen3/qwen3tok"
 )
 
 // Config is a tiny Qwen3: 2 layers, hidden 16, 4 query heads over 2 key/value heads of width 8
@@ -152,4 +153,32 @@ func Tokenizer() map[string]any {
 // TokenizerConfig is the tiny tokenizer's tokenizer_config.json (no chat template).
 func TokenizerConfig() map[string]any {
 	return map[string]any{"eos_token": "<|im_end|>", "pad_token": "<|endoftext|>", "bos_token": nil}
+}
+
+// QwenVocab is a tiny Qwen3 with Qwen3's own vocabulary, read by the real tokenizer (qwen3tok):
+// 2 layers, hidden 32, one query head over one key/value head of width 16 (attention over a
+// controller prompt's thousands of tokens is what a forward costs on a CPU, and it grows with
+// the heads), MLP 64, tied, eos <|im_end|>.
+func QwenVocab() qwen3.Config {
+	return qwen3.Config{
+		Architectures: []string{"Qwen3ForCausalLM"}, ModelType: "qwen3",
+		VocabSize: qwen3tok.VocabSize, HiddenSize: 32, IntermediateSize: 64, NumHiddenLayers: 2,
+		NumAttentionHeads: 1, NumKeyValueHeads: 1, HeadDim: 16, HiddenAct: "silu",
+		MaxPositionEmbeddings: 40960, RMSNormEps: 1e-6, RopeTheta: 1e6, TieWordEmbeddings: true,
+		EOSTokenID: qwen3tok.EOSTokenID,
+	}
+}
+
+// QwenFolder writes a model folder of cfg (QwenVocab's vocabulary) with Weights(cfg, seed) in F32
+// and Qwen3's tokenizer into a new temporary folder of t, and returns it.
+func QwenFolder(t testing.TB, cfg qwen3.Config, seed uint64) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := qwen3.WriteFolder(dir, cfg, Weights(cfg, seed), qwen3.F32); err != nil {
+		t.Fatal(err)
+	}
+	if err := qwen3tok.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
