@@ -45,7 +45,8 @@ type CausalLM struct {
 	mu       sync.Mutex
 	model    *qwen3.Model
 	engine   *Engine
-	uploaded []float32 // the adapter's values the model holds
+	uploaded []float32       // the adapter's values the model holds
+	shared   map[string][]int // per system prompt: the tokens every prompt with it starts with
 }
 
 // folders keeps the model folders read in this process, by absolute path: a training run's stages
@@ -212,7 +213,43 @@ func (c *CausalLM) decision(i int, r PolicyRow) (qwen3.Decision, error) {
 	if err != nil {
 		return qwen3.Decision{}, fmt.Errorf("causal LM policy: row %d: %w", i, err)
 	}
+	shared, err := c.systemTurn(r.Text.System)
+	if err != nil {
+		return qwen3.Decision{}, err
+	}
+	if len(shared) < len(d.Prompt) && slices.Equal(d.Prompt[:len(shared)], shared) {
+		d.Shared = len(shared)
+	}
 	return d, nil
+}
+
+// systemTurn is the token prefix every prompt with this system prompt starts with (the
+// template's system turn and the start of the user turn): the common prefix of two prompts whose
+// user messages differ in their first character. A decision whose tokens do not start with it
+// (the tokenizer merged across the boundary) is prefilled whole.
+func (c *CausalLM) systemTurn(system string) ([]int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t, ok := c.shared[system]; ok {
+		return t, nil
+	}
+	a, err := c.folder.Tokenizer.Encode(c.template.Prompt(system, "a"))
+	if err != nil {
+		return nil, fmt.Errorf("causal LM policy: the system prompt: %w", err)
+	}
+	b, err := c.folder.Tokenizer.Encode(c.template.Prompt(system, "{"))
+	if err != nil {
+		return nil, fmt.Errorf("causal LM policy: the system prompt: %w", err)
+	}
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	if c.shared == nil {
+		c.shared = map[string][]int{}
+	}
+	c.shared[system] = a[:n:n]
+	return c.shared[system], nil
 }
 
 // project is h_ρ(s): the hidden state times the projection.
@@ -265,6 +302,32 @@ func (c *CausalLM) Score(e *Engine, rows []PolicyRow) (*Scores, error) {
 		}
 	}
 	return s, nil
+}
+
+// Behaviour scores each row under the policy a rollout samples it from: θ where theta[i], else ρ;
+// one pass each.
+func (c *CausalLM) Behaviour(e *Engine, rows []PolicyRow, theta []bool) ([][]float32, []int64, error) {
+	m, err := c.on(e)
+	if err != nil {
+		return nil, nil, err
+	}
+	logp, tokens := make([][]float32, len(rows)), make([]int64, len(rows))
+	for i, r := range rows {
+		if r.Legal() == 1 {
+			logp[i] = []float32{0}
+			continue
+		}
+		d, err := c.decision(i, r)
+		if err != nil {
+			return nil, nil, err
+		}
+		s, err := m.Score(d, theta[i])
+		if err != nil {
+			return nil, nil, fmt.Errorf("causal LM policy: row %d: %w", i, err)
+		}
+		logp[i], tokens[i] = toFloat32(s.LogProbs), s.Work.Tokens
+	}
+	return logp, tokens, nil
 }
 
 // Encode is h_ρ(s) of every row.

@@ -11,6 +11,10 @@ type PolicyModel interface {
 	// Score returns log π_θ and log π_ρ over each row's legal actions and h_ρ(s), HiddenWidth
 	// values per row. A row's scores do not depend on the rest of the batch.
 	Score(e *Engine, rows []PolicyRow) (*Scores, error)
+	// Behaviour returns what a rollout samples each row from, log π_θ where theta[i] and log π_ρ
+	// elsewhere, equal to Score's, and the token ids the policy fed a model for each row (nil
+	// for the network).
+	Behaviour(e *Engine, rows []PolicyRow, theta []bool) ([][]float32, []int64, error)
 	// Encode returns h_ρ(s) of every row: the frozen base's reading of the state, which b_ψ
 	// and the outcome heads read beside f(s).
 	Encode(e *Engine, rows []PolicyRow) ([][]float32, error)
@@ -30,6 +34,21 @@ type PolicyModel interface {
 type PolicyText struct {
 	System, User string
 	Actions      []string
+}
+
+// Behaviour is Score's θ or ρ of each row.
+func (p *PolicyNet) Behaviour(e *Engine, rows []PolicyRow, theta []bool) ([][]float32, []int64, error) {
+	s, err := p.Score(e, rows)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := s.Rho
+	for i, th := range theta {
+		if th {
+			out[i] = s.Theta[i]
+		}
+	}
+	return out, nil, nil
 }
 
 // AdapterParams are the network's trainable blocks.

@@ -56,3 +56,18 @@ QWEN3_CHECK_DIR=${QWEN3_CHECK_DIR:-$(mktemp -d)}
 echo "== Qwen3 model on xla:cuda (folders and metrics in $QWEN3_CHECK_DIR)"
 EVOSTEER_QWEN3_GPU_CHECK=$QWEN3_CHECK_DIR EVOSTEER_QWEN3_ORACLE=required EVOSTEER_TEST_BACKEND=xla:cuda \
   go test -tags "$tags" -count=1 -timeout 30m -run '^TestGPUCheck$' -v ./gpu/qwen3
+
+# The language-model orchestrator (pipeline TestLMGPUCheck): a random model of Qwen3-0.6B's shape
+# with Qwen3's tokenizer trains 2 steps of 32 tasks on the simulated world through xla:cuda; its
+# metrics.json has decisions/s and tokens/s of the rollouts, the update's seconds and the host's
+# peak memory; the GPU's peak memory (nvidia-smi, every 0.5 s) is added beside it.
+LM_CHECK_DIR=${LM_CHECK_DIR:-$(mktemp -d)}
+echo "== the causal-LM orchestrator on xla:cuda, 2 training steps (folders and metrics in $LM_CHECK_DIR)"
+nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 500 >"$LM_CHECK_DIR/gpu-memory.csv" &
+smi=$!
+EVOSTEER_LM_GPU_CHECK=$LM_CHECK_DIR EVOSTEER_TEST_BACKEND=xla:cuda \
+  go test -tags "$tags" -count=1 -timeout 60m -run '^TestLMGPUCheck$' -v ./pipeline || { kill $smi; exit 1; }
+kill $smi
+echo "GPU memory peak (MiB): $(sort -n "$LM_CHECK_DIR/gpu-memory.csv" | tail -1)"
+nvidia-smi --query-gpu=name --format=csv,noheader | head -1 >"$LM_CHECK_DIR/device.txt" || true
+cat "$LM_CHECK_DIR/metrics.json"

@@ -1,6 +1,8 @@
 package qwen3
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
 	"math/bits"
 	"slices"
@@ -443,5 +445,51 @@ func (m *Model) stepGraph(key stepKey) func([]*graph.Node) []*graph.Node {
 			out = append(out, graph.Einsum("bh,bkh->bk", lastH, rows))
 		}
 		return out
+	}
+}
+
+// prefixKey names a shared prefix's cache: its tokens' hash and whether the adapter ran.
+type prefixKey struct {
+	sum     [sha256.Size]byte
+	adapter bool
+}
+
+// maxPrefixes bounds the shared prefixes a model keeps (one per system prompt and adapter state
+// in practice).
+const maxPrefixes = 16
+
+// prefix returns the cache of tokens prefilled alone, with or without the adapter, computing it
+// on first use; SetAdapter forgets the adapter's.
+func (m *Model) prefix(tokens []int, adapter bool) (*Cache, error) {
+	buf := make([]byte, 0, 4*len(tokens))
+	for _, t := range tokens {
+		buf = binary.LittleEndian.AppendUint32(buf, uint32(t))
+	}
+	k := prefixKey{sha256.Sum256(buf), adapter}
+	m.mu.Lock()
+	c, ok := m.prefixes[k]
+	m.mu.Unlock()
+	if ok {
+		return c, nil
+	}
+	c, _, err := m.Prefill([][]int{tokens}, Query{Adapter: adapter})
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.prefixes == nil || len(m.prefixes) >= maxPrefixes {
+		m.prefixes = map[prefixKey]*Cache{}
+	}
+	m.prefixes[k] = c
+	return c, nil
+}
+
+// dropAdapterPrefixes forgets the shared prefixes computed with the adapter (m.mu held).
+func (m *Model) dropAdapterPrefixes() {
+	for k := range m.prefixes {
+		if k.adapter {
+			delete(m.prefixes, k)
+		}
 	}
 }

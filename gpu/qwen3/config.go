@@ -371,3 +371,14 @@ func show(v any) string {
 	}
 	return string(bytes.TrimSpace(b))
 }
+
+// Config0_6B is Qwen3-0.6B's config.json numbers (float32): the real small shape, which the GPU
+// checks run with random weights.
+func Config0_6B() Config {
+	return Config{
+		Architectures: []string{"Qwen3ForCausalLM"}, ModelType: "qwen3", VocabSize: 151936, HiddenSize: 1024,
+		IntermediateSize: 3072, NumHiddenLayers: 28, NumAttentionHeads: 16, NumKeyValueHeads: 8, HeadDim: 128,
+		HiddenAct: "silu", MaxPositionEmbeddings: 40960, RMSNormEps: 1e-6, RopeTheta: 1e6, TieWordEmbeddings: true,
+		TorchDtype: "float32", EOSTokenID: 151645,
+	}
+}

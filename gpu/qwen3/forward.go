@@ -22,9 +22,10 @@ type Model struct {
 	dtype   dtypes.DType
 	weights []*tensors.Tensor // embed, norm, lm_head, then layerTensors per layer
 
-	mu      sync.Mutex
-	execs   map[any]*graph.Exec
-	adapter *deviceAdapter // nil: no adapter set
+	mu       sync.Mutex
+	execs    map[any]*graph.Exec
+	adapter  *deviceAdapter       // nil: no adapter set
+	prefixes map[prefixKey]*Cache // shared prompt prefixes (Decision.Shared), by tokens and adapter
 
 	prefills, extensions, tokens, calls atomic.Int64
 }

@@ -20,16 +20,6 @@ import (
 	gpubackend "github.com/evosteer/evosteer-go/gpu/backend"
 )
 
-// qwen3Small is Qwen3-0.6B's config.json numbers (the real small shape) with random weights.
-func qwen3Small() Config {
-	return Config{
-		Architectures: []string{"Qwen3ForCausalLM"}, ModelType: "qwen3", VocabSize: 151936, HiddenSize: 1024,
-		IntermediateSize: 3072, NumHiddenLayers: 28, NumAttentionHeads: 16, NumKeyValueHeads: 8, HeadDim: 128,
-		HiddenAct: "silu", MaxPositionEmbeddings: 40960, RMSNormEps: 1e-6, RopeTheta: 1e6, TieWordEmbeddings: true,
-		TorchDtype: "float32",
-	}
-}
-
 // TestGPUCheck is the model's part of make gpu-check (scripts/gpu-check.sh), run only where
 // EVOSTEER_QWEN3_GPU_CHECK names a scratch folder. A random model of Qwen3-0.6B's shape (the tiny
 // test shape with EVOSTEER_QWEN3_GPU_CHECK_TINY set, a dry run on a CPU) and a trained-looking LoRA
@@ -45,7 +35,7 @@ func TestGPUCheck(t *testing.T) {
 	if dir == "" {
 		t.Skip("EVOSTEER_QWEN3_GPU_CHECK is not set: the model's GPU check runs in make gpu-check")
 	}
-	cfg := qwen3Small()
+	cfg := Config0_6B()
 	if os.Getenv("EVOSTEER_QWEN3_GPU_CHECK_TINY") != "" { // a dry run of the plumbing on a CPU
 		cfg = tinyConfig()
 		cfg.Architectures, cfg.TorchDtype = []string{"Qwen3ForCausalLM"}, "float32"

@@ -54,6 +54,7 @@ func (m *Model) SetAdapter(a *Adapter) error {
 	if a == nil {
 		m.mu.Lock()
 		m.adapter = nil
+		m.dropAdapterPrefixes()
 		m.mu.Unlock()
 		return nil
 	}
@@ -87,6 +88,7 @@ func (m *Model) SetAdapter(a *Adapter) error {
 		}
 	}
 	m.adapter = d
+	m.dropAdapterPrefixes()
 	return nil
 }
 

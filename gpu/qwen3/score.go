@@ -15,6 +15,12 @@ import (
 type Decision struct {
 	Prompt  []int
 	Actions [][]int
+	// Shared is the length of a leading part of Prompt that many decisions share (the chat
+	// template's system turn): the model keeps its keys and values (Model.prefix) and extends
+	// them by the rest of the prompt instead of prefilling the whole. 0: prefill the whole. A
+	// decision scores the same way every time it is given the same Shared, but not bit for bit
+	// the same as with another (the extension and the prefill round differently).
+	Shared int
 }
 
 // Scored is a decision's trie-masked log-probabilities and the tree of conditional distributions
@@ -95,13 +101,27 @@ func (w *walk) start() (depth int, logits, last []float64, err error) {
 		seq = append(slices.Clone(w.d.Prompt), w.d.Actions[0][:depth]...)
 		q.Candidates = [][]int{w.trie.Allowed(w.d.Actions[0][:depth])}
 	}
-	c, out, err := w.m.Prefill([][]int{seq}, q)
-	if err != nil {
-		return 0, nil, nil, err
+	var c *Cache
+	var out *Output
+	if s := w.d.Shared; s > 0 && s < P {
+		base, err := w.m.prefix(w.d.Prompt[:s], w.adapter)
+		if err != nil {
+			return 0, nil, nil, err
+		}
+		q.Hidden = [][]int{{P - 1 - s}}
+		if c, out, err = base.Extend([][]int{seq[s:]}, q); err != nil {
+			return 0, nil, nil, err
+		}
+		w.work.Extensions++
+		w.work.Tokens += int64(len(seq) - s)
+	} else {
+		if c, out, err = w.m.Prefill([][]int{seq}, q); err != nil {
+			return 0, nil, nil, err
+		}
+		w.work.Prefills++
+		w.work.Tokens += int64(len(seq))
 	}
-	w.work.Prefills++
 	w.work.Calls++
-	w.work.Tokens += int64(len(seq))
 	w.cache = c
 	if depth >= 0 {
 		logits = out.Candidates[0]

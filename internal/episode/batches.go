@@ -43,7 +43,6 @@ type question struct {
 
 	v    float32
 	logp []float32 // log π_θ or log π_ρ over the legal actions
-	rho  []float32 // log π_ρ over the legal actions
 	// tokens are the token ids the policy fed its model for the row (the causal-LM policy; 0
 	// for the network).
 	tokens int64
@@ -110,21 +109,18 @@ func (b *batches) score(batch []*question) {
 		}
 	}
 	if len(policies) > 0 {
-		rows := make([]gpu.PolicyRow, len(policies))
+		rows, theta := make([]gpu.PolicyRow, len(policies)), make([]bool, len(policies))
 		for i, q := range policies {
-			rows[i] = q.row
+			rows[i], theta[i] = q.row, q.theta
 		}
-		s, err := b.learner.Policy.Score(b.engine, rows)
+		logp, tokens, err := b.learner.Policy.Behaviour(b.engine, rows, theta)
 		if err != nil {
 			fail(policies, fmt.Errorf("policy: %w", err))
 		} else {
 			for i, q := range policies {
-				q.logp, q.rho = s.Rho[i], s.Rho[i]
-				if q.theta {
-					q.logp = s.Theta[i]
-				}
-				if s.Tokens != nil {
-					q.tokens = s.Tokens[i]
+				q.logp = logp[i]
+				if tokens != nil {
+					q.tokens = tokens[i]
 				}
 			}
 		}

@@ -43,7 +43,7 @@ func Table(rows []schema.EvalRow, cfg *config.Config, na Unavailable) string {
 	if cfg.Executor.Backend == "sim" {
 		b.WriteString("Simulated world (internal/sim): these scores say whether the machinery works, not what any LLM scores.\n\n")
 	}
-	if cfg.Served != nil {
+	if cfg.Served != nil || cfg.Policy.IsCausalLM() {
 		b.WriteString("reference: ρ is " + cfg.Reference() + ".\n\n")
 	}
 	b.WriteString("| benchmark | " + strings.Join(policies, " | ") + " |\n|---|" + strings.Repeat("---|", len(policies)) + "\n")
