@@ -93,3 +93,31 @@ func TestServedReferenceOverlay(t *testing.T) {
 	loadErr(t, good+"  replicas: [http://127.0.0.1:8000/]\n", "served_reference.replicas[0]", "listed twice")
 	loadErr(t, "executor:\n  openai:\n    base_url: http://a/v1\n    replicas: [http://b/v1, http://b/v1]\n", "executor.openai.replicas[1]", "listed twice")
 }
+
+// TestCausalLMPolicyOverlay: policy.kind and policy.causal_lm are absent by default (the default's
+// hash is what it was), read from an overlay, and each bad key is named.
+func TestCausalLMPolicyOverlay(t *testing.T) {
+	def, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if def.Policy.IsCausalLM() || strings.Contains(string(def.canonicalJSON()), "causal_lm") {
+		t.Fatal("the default configuration's policy is a language model")
+	}
+	good := "policy:\n  kind: causal_lm\n  causal_lm:\n    model: /models/q\n    target_modules: [q_proj, v_proj]\n    micro_batch: 4\n"
+	cfg, err := Load(write(t, good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lm := cfg.Policy.CausalLM; !cfg.Policy.IsCausalLM() || lm == nil || lm.Model != "/models/q" || lm.Micro() != 4 || !cfg.KeepsPrompts() || cfg.SHA256() == def.SHA256() {
+		t.Fatalf("policy %+v", cfg.Policy)
+	}
+	loadErr(t, "policy:\n  kind: gpt\n", "policy.kind", "must be one of")
+	loadErr(t, "policy:\n  kind: causal_lm\n", "policy.causal_lm", "is missing")
+	loadErr(t, "policy:\n  causal_lm:\n    model: /m\n    target_modules: [q_proj]\n", "policy.causal_lm", "policy.kind")
+	loadErr(t, strings.Replace(good, "model: /models/q", "model: \"\"", 1), "policy.causal_lm.model", "is empty")
+	loadErr(t, strings.Replace(good, "[q_proj, v_proj]", "[q_proj, lm_head]", 1), "policy.causal_lm.target_modules", "lm_head")
+	loadErr(t, strings.Replace(good, "micro_batch: 4", "micro_batch: -1", 1), "policy.causal_lm.micro_batch")
+	loadErr(t, good+"    dtype: bfloat16\n", "policy.causal_lm.dtype")
+	loadErr(t, good+"    temperature: 2\n", "unknown field \"temperature\"")
+}
