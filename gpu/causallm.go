@@ -45,7 +45,7 @@ type CausalLM struct {
 	mu       sync.Mutex
 	model    *qwen3.Model
 	engine   *Engine
-	uploaded []float32       // the adapter's values the model holds
+	uploaded []float32        // the adapter's values the model holds
 	shared   map[string][]int // per system prompt: the tokens every prompt with it starts with
 }
 
