@@ -23,8 +23,8 @@ import (
 // of r 64 and α 128 on every projection, on EVOSTEER_TEST_BACKEND (xla:cuda there), for 2 training
 // steps; it writes decisions/s and tokens/s of each rollout and rescore, the update's seconds and
 // the process's peak host memory to metrics.json there (the script records the GPU's peak memory
-// beside it). EVOSTEER_LM_GPU_CHECK_TINY runs the same on qwen3test's tiny shape, 2 tasks, as a
-// dry run on a CPU.
+// beside it). EVOSTEER_LM_GPU_CHECK_TINY runs the same on a 1-layer shape, 2 tasks and a short
+// token budget, as a dry run on a CPU.
 func TestLMGPUCheck(t *testing.T) {
 	out := os.Getenv("EVOSTEER_LM_GPU_CHECK")
 	if out == "" {
@@ -34,13 +34,13 @@ func TestLMGPUCheck(t *testing.T) {
 	if backend == "" {
 		backend = "simplego"
 	}
-	cfg, tasks, micro := qwen3.Config0_6B(), 32, 8
+	cfg, tasks, micro, budget := qwen3.Config0_6B(), 32, 8, int64(0)
 	if os.Getenv("EVOSTEER_LM_GPU_CHECK_TINY") != "" {
 		cfg = qwen3.Config{Architectures: []string{"Qwen3ForCausalLM"}, ModelType: "qwen3", VocabSize: qwen3tok.VocabSize,
 			HiddenSize: 32, IntermediateSize: 64, NumHiddenLayers: 1, NumAttentionHeads: 1, NumKeyValueHeads: 1, HeadDim: 16,
 			HiddenAct: "silu", MaxPositionEmbeddings: 40960, RMSNormEps: 1e-6, RopeTheta: 1e6, TieWordEmbeddings: true,
 			EOSTokenID: qwen3tok.EOSTokenID}
-		tasks, micro = 2, 2
+		tasks, micro, budget = 2, 2, 32768 // short episodes: the dry run checks the path, not the speed
 	}
 	model := filepath.Join(out, "model")
 	if err := os.MkdirAll(model, 0o755); err != nil {
@@ -54,6 +54,9 @@ func TestLMGPUCheck(t *testing.T) {
 	}
 	r := runtest.SimRun(t, out, 4, func(c *config.Config) {
 		c.Batch.Tasks = tasks
+		if budget > 0 {
+			c.Budget.Tokens = budget
+		}
 		c.Compute.Backend = backend
 		c.Policy.Kind = config.PolicyCausalLM
 		c.Policy.AdapterRank, c.Policy.AdapterAlpha = 64, 128

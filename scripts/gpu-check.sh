@@ -68,6 +68,10 @@ smi=$!
 EVOSTEER_LM_GPU_CHECK=$LM_CHECK_DIR EVOSTEER_TEST_BACKEND=xla:cuda \
   go test -tags "$tags" -count=1 -timeout 60m -run '^TestLMGPUCheck$' -v ./pipeline || { kill $smi; exit 1; }
 kill $smi
-echo "GPU memory peak (MiB): $(sort -n "$LM_CHECK_DIR/gpu-memory.csv" | tail -1)"
-nvidia-smi --query-gpu=name --format=csv,noheader | head -1 >"$LM_CHECK_DIR/device.txt" || true
-cat "$LM_CHECK_DIR/metrics.json"
+peak=$(sort -n "$LM_CHECK_DIR/gpu-memory.csv" | tail -1)
+device=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 || echo unknown)
+# The measurement is kept in the repository (docs/gpu-check/lm-training.json), dated and named by
+# device, for docs/LANGUAGE-MODEL.md to cite.
+mkdir -p docs/gpu-check
+printf '{"device": "%s", "gpu_memory_peak_mib": %s, "metrics": %s}\n' "$device" "${peak:-null}" "$(cat "$LM_CHECK_DIR/metrics.json")" >docs/gpu-check/lm-training.json
+cat docs/gpu-check/lm-training.json
