@@ -298,10 +298,14 @@ type OpenAI struct {
 	FixedWallClock bool `yaml:"fixed_wall_clock" json:"fixed_wall_clock,omitempty"`
 }
 
-// Reference names the run's ρ, for tables and reports: the served model, or the calibrated prior.
+// Reference names the run's ρ, for tables and reports: the served model, the language model with
+// its adapter off (policy.kind causal_lm), or the calibrated prior.
 func (c *Config) Reference() string {
 	if sr := c.Served; sr != nil {
 		return fmt.Sprintf("the served model %q (%s at %s)", sr.Model, sr.Dialect, sr.BaseURL)
+	}
+	if c.Policy.IsCausalLM() && c.Policy.CausalLM != nil {
+		return fmt.Sprintf("the language model %s with its adapter off (policy.kind causal_lm)", c.Policy.CausalLM.Model)
 	}
 	return "the calibrated prior (reference_prior)"
 }
