@@ -94,6 +94,29 @@ served-demo: build
 served-demo-openai:
 	$(MAKE) --no-print-directory served-demo SERVED_EXECUTOR=openai SERVED_RUN=$(SERVED_OPENAI_RUN)
 
+## lm-demo: the orchestrator as a language model, end to end on the simulated world: a tiny random
+## Qwen3 with Qwen3's real tokenizer (written to LM_MODEL by evosteer lm random if it is missing)
+## trained by configs/lm-demo.yaml in $(LM_RUN) (initialised if new, resumed like make run):
+## LM_STEPS steps, eval LM_EVAL_RUNS run, report, then evosteer lm check on the last step's PEFT
+## adapter folder (docs/LANGUAGE-MODEL.md)
+# LM_MODEL is the folder LM_CONFIG names (policy.causal_lm.model); change both together.
+LM_CONFIG    ?= configs/lm-demo.yaml
+LM_MODEL     ?= runs/lm-demo-model
+LM_SEED      ?= 1
+LM_RUN       ?= runs/lm-demo
+LM_STEPS     ?= 5
+LM_EVAL_RUNS ?= 1
+LM_ADAPTER   := $(LM_RUN)/step-$(shell printf %06d $(LM_STEPS))/update/checkpoint/adapter
+.PHONY: lm-demo
+lm-demo: build
+	@if [ ! -f $(LM_MODEL)/config.json ]; then ./$(BIN) lm random --out $(LM_MODEL) --seed $(LM_SEED); fi
+	@if [ ! -f $(LM_RUN)/run.yaml ]; then ./$(BIN) init --config $(LM_CONFIG) --run $(LM_RUN); fi
+	./$(BIN) train --run $(LM_RUN) --steps $(LM_STEPS)
+	./$(BIN) eval --run $(LM_RUN) --runs $(LM_EVAL_RUNS)
+	./$(BIN) report --run $(LM_RUN)
+	./$(BIN) lm check --model $(LM_MODEL) --adapter $(LM_ADAPTER)
+	@echo "run folder: $(LM_RUN); report: $(LM_RUN)/report/index.html; step $(LM_STEPS)'s adapter: $(LM_ADAPTER)"
+
 ## report: the HTML and Markdown report of $(RUN) ($(RUN)/report/index.html, report.md, PNGs)
 .PHONY: report
 report: build

@@ -19,20 +19,21 @@ import (
 func newLMCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "lm",
-		Short: "The in-process language model: check a local Qwen3 folder and its LoRA adapter",
+		Short: "The in-process language model: write a random Qwen3, check a local Qwen3 folder and its LoRA adapter",
 		Long: `Commands for the in-process language model (gpu/qwen3): a dense Qwen3 causal language
 model read from a local Hugging Face folder (config.json, safetensors weights, tokenizer.json and
 tokenizer_config.json), optionally with a PEFT LoRA adapter folder (adapter_config.json and
 adapter_model.safetensors, as huggingface/peft saves it and vLLM or SGLang load it). Nothing is
 downloaded: a model is a folder you bring.
 
+  evosteer lm random --out DIR [--layers N …]     write a random Qwen3 with Qwen3's real tokenizer (make lm-demo)
   evosteer lm check --model DIR [--adapter DIR]   what the folders hold, and whether this build runs them
   evosteer lm score --model DIR [--adapter DIR] --prompt FILE --actions FILE
                                                  each legal action's trie-masked log-probability`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newLMCheckCmd(), newLMScoreCmd())
+	cmd.AddCommand(newLMRandomCmd(), newLMCheckCmd(), newLMScoreCmd())
 	return cmd
 }
 

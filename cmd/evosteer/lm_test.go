@@ -206,3 +206,134 @@ func TestLMScore(t *testing.T) {
 		}
 	}
 }
+
+// `evosteer lm random` writes a folder that gpu/qwen3 opens and `lm check` supports: the tests'
+// QwenVocab shape by default, Qwen3's tokenizer, qwen3test's weights for the seed; the same flags
+// write the same bytes; nothing temporary is left beside it.
+func TestLMRandom(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "model")
+	out, err := run(t, "", "lm", "random", "--out", dir, "--seed", "7")
+	if err != nil {
+		t.Fatalf("lm random: %v\n%s", err, out)
+	}
+	cfg := qwen3test.QwenVocab()
+	n, _ := cfg.ParamCount()
+	if want := fmt.Sprintf("wrote %s: a random Qwen3 (2 layers, hidden 32, 1 heads / 1 kv heads, head_dim 16, MLP 64, tied; vocab 151936) of %d parameters, F32 weights (seed 7, std 0.3), and Qwen3's tokenizer\n", dir, n); out != want {
+		t.Errorf("lm random said\n%s\nwant\n%s", out, want)
+	}
+	f, err := qwen3.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := f.Config
+	if got.VocabSize != cfg.VocabSize || got.HiddenSize != cfg.HiddenSize || got.NumHiddenLayers != cfg.NumHiddenLayers || got.IntermediateSize != cfg.IntermediateSize ||
+		got.NumAttentionHeads != cfg.NumAttentionHeads || got.NumKeyValueHeads != cfg.NumKeyValueHeads || got.HeadDim != cfg.HeadDim || !got.TieWordEmbeddings {
+		t.Errorf("config %+v, want QwenVocab's %+v", got, cfg)
+	}
+	want := qwen3test.Weights(cfg, 7)
+	if !slices.Equal(f.Weights.Embed.Data, want.Embed.Data) || !slices.Equal(f.Weights.Layers[1].DownProj.Data, want.Layers[1].DownProj.Data) {
+		t.Error("the weights are not qwen3test.Weights(QwenVocab(), seed)")
+	}
+	if f.Tokenizer.VocabSize() != 151669 {
+		t.Errorf("tokenizer of %d tokens, want Qwen3's 151669", f.Tokenizer.VocabSize())
+	}
+	if out, err := run(t, "", "lm", "check", "--model", dir); err != nil || !strings.HasSuffix(out, "supported: the model folder can be loaded by gpu/qwen3\n") ||
+		!strings.Contains(out, "ok   chat template: Qwen3's") {
+		t.Errorf("lm check: %v\n%s", err, out)
+	}
+	again := filepath.Join(parent, "again")
+	if out, err := run(t, "", "lm", "random", "--out", again, "--seed", "7"); err != nil {
+		t.Fatalf("lm random again: %v\n%s", err, out)
+	}
+	for _, name := range []string{qwen3.ConfigFile, qwen3.SingleFile, qwen3.TokenizerFile, qwen3.TokenizerConfigFile} {
+		if a, b := readFile(t, filepath.Join(dir, name)), readFile(t, filepath.Join(again, name)); a != b {
+			t.Errorf("%s differs between two runs of the same flags", name)
+		}
+	}
+	entries, _ := os.ReadDir(parent)
+	if len(entries) != 2 {
+		t.Errorf("beside the folders: %v", entries)
+	}
+
+	// Another shape, untied, in BF16.
+	other := filepath.Join(parent, "other")
+	if out, err := run(t, "", "lm", "random", "--out", other, "--layers", "1", "--hidden", "16", "--heads", "4", "--kv-heads", "2",
+		"--head-dim", "8", "--intermediate", "24", "--tied=false", "--dtype", "BF16", "--std", "0.1"); err != nil {
+		t.Fatalf("lm random: %v\n%s", err, out)
+	}
+	if out, err := run(t, "", "lm", "check", "--model", other); err != nil ||
+		!strings.Contains(out, "ok   config: model_type qwen3 (Qwen3ForCausalLM): 1 layers, hidden 16, intermediate 24, 4 heads / 2 kv heads, head_dim 8, vocab 151936, untied embedding and lm_head, torch_dtype bfloat16\n") {
+		t.Errorf("lm check of another shape: %v\n%s", err, out)
+	}
+}
+
+// What `lm random` refuses, with the flag or the folder named, writing nothing: a non-empty
+// folder (without --force), with --force a folder holding anything but a random model's files,
+// and flags that give no model.
+func TestLMRandomRefuses(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "model")
+	if out, err := run(t, "", "lm", "random", "--out", dir); err != nil {
+		t.Fatalf("lm random: %v\n%s", err, out)
+	}
+	before := readFile(t, filepath.Join(dir, qwen3.SingleFile))
+	if _, err := run(t, "", "lm", "random", "--out", dir, "--seed", "2"); err == nil || !strings.Contains(err.Error(), dir+` exists and is not empty (it holds "config.json"): give a new or empty folder, or --force`) {
+		t.Errorf("a second write without --force: %v", err)
+	}
+	if readFile(t, filepath.Join(dir, qwen3.SingleFile)) != before {
+		t.Error("a refused write changed the folder")
+	}
+	if out, err := run(t, "", "lm", "random", "--out", dir, "--seed", "2", "--force"); err != nil {
+		t.Fatalf("--force: %v\n%s", err, out)
+	}
+	if readFile(t, filepath.Join(dir, qwen3.SingleFile)) == before {
+		t.Error("--force --seed 2 left seed 1's weights")
+	}
+
+	mine := filepath.Join(parent, "mine")
+	if err := os.Mkdir(mine, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(mine, "notes.txt"), "mine\n")
+	if _, err := run(t, "", "lm", "random", "--out", mine, "--force"); err == nil || !strings.Contains(err.Error(), `holds "notes.txt", which a random model folder does not`) {
+		t.Errorf("--force on a folder of other files: %v", err)
+	}
+	if readFile(t, filepath.Join(mine, "notes.txt")) != "mine\n" {
+		t.Error("--force touched a folder of other files")
+	}
+
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, `required flag(s) "out" not set`},
+		{[]string{"--out", ""}, "--out is empty"},
+		{[]string{"--layers", "0"}, "--layers 0: must be positive"},
+		{[]string{"--hidden", "-4"}, "--hidden -4: must be positive"},
+		{[]string{"--heads", "4", "--kv-heads", "3"}, "--kv-heads 3 does not divide --heads 4"},
+		{[]string{"--head-dim", "15"}, "--head-dim 15: must be even"},
+		{[]string{"--std", "0"}, "--std 0: must be a positive finite number"},
+		{[]string{"--std", "NaN"}, "--std NaN: must be a positive finite number"},
+		{[]string{"--std", "-1"}, "--std -1: must be a positive finite number"},
+		{[]string{"--dtype", "F64"}, `--dtype "F64": not one of F32, BF16, F16`},
+		{[]string{"--layers", "x"}, `invalid argument "x" for "--layers"`},
+		{[]string{"--hidden", "1000000", "--intermediate", "1000000"}, "the flags' shape would be refused: config.json: "},
+	} {
+		out := filepath.Join(parent, "bad")
+		args := append([]string{"lm", "random"}, c.args...)
+		if !slices.Contains(c.args, "--out") && c.args != nil {
+			args = append(args, "--out", out)
+		}
+		if _, err := run(t, "", args...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want %q", c.args, err, c.want)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%v: wrote %s", c.args, out)
+		}
+	}
+	entries, _ := os.ReadDir(parent)
+	if len(entries) != 2 {
+		t.Errorf("left beside the folders: %v", entries)
+	}
+}

@@ -298,7 +298,8 @@ type OpenAI struct {
 	FixedWallClock bool `yaml:"fixed_wall_clock" json:"fixed_wall_clock,omitempty"`
 }
 
-// Reference names the run's ρ, for tables and reports: the served model, or the calibrated prior.
+// Reference names the run's ρ, for tables and reports: the served model, the language model with
+// its adapter off (policy.kind causal_lm), or the calibrated prior.
 func (c *Config) Reference() string {
 	if sr := c.Served; sr != nil {
 		return fmt.Sprintf("the served model %q (%s at %s)", sr.Model, sr.Dialect, sr.BaseURL)

@@ -82,6 +82,9 @@ func Build(r *rundir.Folder) (*Report, error) {
 		{Cells: []string{"code version (init)", r.CodeVersion}},
 		{Cells: []string{"config sha256", cfg.SHA256()}},
 		{Cells: []string{"executor backend", backend}},
+	}
+	rep.Info = append(rep.Info, orchestratorRows(r, d.steps)...)
+	rep.Info = append(rep.Info, []Row{
 		{Cells: []string{"reference ρ", cfg.Reference()}},
 		{Cells: []string{"objective", cfg.Objective}},
 		{Cells: []string{"ablations", ablations}},
@@ -93,7 +96,7 @@ func Build(r *rundir.Folder) (*Report, error) {
 		{Cells: []string{"families (OOD)", strings.Join(oods, ", ")}},
 		{Cells: []string{"training pool", pool}},
 		{Cells: []string{"admission", admissionSettings(cfg.Admission)}},
-	}
+	}...)
 	sfx := simSuffix(rep.Sim)
 	for _, build := range []func() (Figure, error){
 		func() (Figure, error) { return rewardsSection(d, sfx) },

@@ -15,7 +15,6 @@ import (
 	"testing"
 
 	"github.com/evosteer/evosteer-go/gpu/qwen3"
-	"github.com/evosteer/evosteer-go/gpu/qwen3/qwen3tok"
 )
 
 // Config is a tiny Qwen3: 2 layers, hidden 16, 4 query heads over 2 key/value heads of width 8
@@ -32,9 +31,11 @@ func Config() qwen3.Config {
 	}
 }
 
-// Weights are cfg's seeded random weights (std 0.3, large enough that every part of the forward
-// moves the logits).
-func Weights(cfg qwen3.Config, seed uint64) qwen3.Weights { return qwen3.RandomWeights(cfg, seed, 0.3) }
+// Weights are cfg's seeded random weights (std qwen3.RandomStd, 0.3: large enough that every part
+// of the forward moves the logits).
+func Weights(cfg qwen3.Config, seed uint64) qwen3.Weights {
+	return qwen3.RandomWeights(cfg, seed, qwen3.RandomStd)
+}
 
 // Folder writes a model folder of cfg with Weights(cfg, seed) in dtype (shards > 1: a sharded
 // checkpoint) and the tiny tokenizer into a new temporary folder of t, and returns it.
@@ -156,28 +157,17 @@ func TokenizerConfig() map[string]any {
 }
 
 // QwenVocab is a tiny Qwen3 with Qwen3's own vocabulary, read by the real tokenizer (qwen3tok):
-// 2 layers, hidden 32, one query head over one key/value head of width 16 (attention over a
-// controller prompt's thousands of tokens is what a forward costs on a CPU, and it grows with
-// the heads), MLP 64, tied, eos <|im_end|>.
-func QwenVocab() qwen3.Config {
-	return qwen3.Config{
-		Architectures: []string{"Qwen3ForCausalLM"}, ModelType: "qwen3",
-		VocabSize: qwen3tok.VocabSize, HiddenSize: 32, IntermediateSize: 64, NumHiddenLayers: 2,
-		NumAttentionHeads: 1, NumKeyValueHeads: 1, HeadDim: 16, HiddenAct: "silu",
-		MaxPositionEmbeddings: 40960, RMSNormEps: 1e-6, RopeTheta: 1e6, TieWordEmbeddings: true,
-		EOSTokenID: qwen3tok.EOSTokenID,
-	}
-}
+// qwen3.TinyShape (2 layers, hidden 32, one query head over one key/value head of width 16, MLP
+// 64, tied), eos <|im_end|>; the shape `evosteer lm random` writes by default.
+func QwenVocab() qwen3.Config { return qwen3.QwenVocabConfig(qwen3.TinyShape()) }
 
 // QwenFolder writes a model folder of cfg (QwenVocab's vocabulary) with Weights(cfg, seed) in F32
-// and Qwen3's tokenizer into a new temporary folder of t, and returns it.
+// and Qwen3's tokenizer into a new temporary folder of t (qwen3.WriteRandomFolder, as
+// `evosteer lm random` does), and returns it.
 func QwenFolder(t testing.TB, cfg qwen3.Config, seed uint64) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := qwen3.WriteFolder(dir, cfg, Weights(cfg, seed), qwen3.F32); err != nil {
-		t.Fatal(err)
-	}
-	if err := qwen3tok.Write(dir); err != nil {
+	if err := qwen3.WriteRandomFolder(dir, cfg, seed, qwen3.RandomStd, qwen3.F32, false); err != nil {
 		t.Fatal(err)
 	}
 	return dir

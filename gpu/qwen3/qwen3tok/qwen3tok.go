@@ -11,10 +11,11 @@ import (
 	"bytes"
 	_ "embed"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/evosteer/evosteer-go/internal/atomicfile"
 )
 
 //go:embed tokenizer.json.zst
@@ -49,14 +50,14 @@ func Tokenizer() ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// Write writes tokenizer.json and tokenizer_config.json into dir.
+// Write writes tokenizer.json and tokenizer_config.json into dir (each atomically, fsynced).
 func Write(dir string) error {
 	tok, err := Tokenizer()
 	if err != nil {
 		return err
 	}
 	for name, b := range map[string][]byte{"tokenizer.json": tok, "tokenizer_config.json": tokenizerConfig} {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+		if err := atomicfile.WriteBytes(filepath.Join(dir, name), b, 0o644); err != nil {
 			return fmt.Errorf("qwen3tok: %w", err)
 		}
 	}
