@@ -103,13 +103,14 @@ served-demo-openai:
 LM_CONFIG    ?= configs/lm-demo.yaml
 LM_MODEL     ?= runs/lm-demo-model
 LM_SEED      ?= 1
+LM_LAYERS    ?= 1
 LM_RUN       ?= runs/lm-demo
 LM_STEPS     ?= 5
 LM_EVAL_RUNS ?= 1
 LM_ADAPTER   := $(LM_RUN)/step-$(shell printf %06d $(LM_STEPS))/update/checkpoint/adapter
 .PHONY: lm-demo
 lm-demo: build
-	@if [ ! -f $(LM_MODEL)/config.json ]; then ./$(BIN) lm random --out $(LM_MODEL) --seed $(LM_SEED); fi
+	@if [ ! -f $(LM_MODEL)/config.json ]; then ./$(BIN) lm random --out $(LM_MODEL) --seed $(LM_SEED) --layers $(LM_LAYERS); fi
 	@if [ ! -f $(LM_RUN)/run.yaml ]; then ./$(BIN) init --config $(LM_CONFIG) --run $(LM_RUN); fi
 	./$(BIN) train --run $(LM_RUN) --steps $(LM_STEPS)
 	./$(BIN) eval --run $(LM_RUN) --runs $(LM_EVAL_RUNS)
