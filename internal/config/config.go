@@ -304,8 +304,8 @@ func (c *Config) Reference() string {
 	if sr := c.Served; sr != nil {
 		return fmt.Sprintf("the served model %q (%s at %s)", sr.Model, sr.Dialect, sr.BaseURL)
 	}
-	if c.Policy.IsCausalLM() {
-		return fmt.Sprintf("the orchestrator's language model %q with its adapter off", c.Policy.CausalLM.Model)
+	if c.Policy.IsCausalLM() && c.Policy.CausalLM != nil {
+		return fmt.Sprintf("the language model %s with its adapter off (policy.kind causal_lm)", c.Policy.CausalLM.Model)
 	}
 	return "the calibrated prior (reference_prior)"
 }
