@@ -230,6 +230,18 @@ func WriteAdapterDType(dir string, cfg Config, a Adapter, baseModel string, dtyp
 	if err := replaceableAdapterDir(dir); err != nil {
 		return err
 	}
+	return writeFolder(dir, func(tmp string) error {
+		if err := atomicfile.WriteBytes(filepath.Join(tmp, AdapterConfigFile), conf, 0o644); err != nil {
+			return fmt.Errorf("qwen3: %w", err)
+		}
+		return WriteSafetensors(filepath.Join(tmp, AdapterWeightsFile), AdapterTensors(a), dtype, map[string]string{"format": "pt"})
+	})
+}
+
+// writeFolder fills a new hidden sibling of dir with fill and renames it into place (replacing
+// dir, which the caller has checked may be replaced): a reader never sees a partial folder, and
+// an error leaves dir as it was.
+func writeFolder(dir string, fill func(tmp string) error) error {
 	parent := filepath.Dir(dir)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return fmt.Errorf("qwen3: %w", err)
@@ -242,10 +254,7 @@ func WriteAdapterDType(dir string, cfg Config, a Adapter, baseModel string, dtyp
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return fmt.Errorf("qwen3: %w", err)
 	}
-	if err := atomicfile.WriteBytes(filepath.Join(tmp, AdapterConfigFile), conf, 0o644); err != nil {
-		return fmt.Errorf("qwen3: %w", err)
-	}
-	if err := WriteSafetensors(filepath.Join(tmp, AdapterWeightsFile), AdapterTensors(a), dtype, map[string]string{"format": "pt"}); err != nil {
+	if err := fill(tmp); err != nil {
 		return err
 	}
 	if err := atomicfile.SyncDir(tmp); err != nil {

@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/evosteer/evosteer-go/gpu/qwen3/qwen3tok"
-	"github.com/evosteer/evosteer-go/internal/atomicfile"
 )
 
 // RandomWeights are weights of cfg's shapes drawn from a seeded generator: projections and
@@ -137,29 +136,10 @@ func WriteRandomFolder(dir string, cfg Config, seed uint64, std float64, dtype D
 			}
 		}
 	}
-	parent := filepath.Dir(dir)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return fmt.Errorf("qwen3: %w", err)
-	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp-")
-	if err != nil {
-		return fmt.Errorf("qwen3: %w", err)
-	}
-	defer os.RemoveAll(tmp) // gone after the rename; the partial folder on an error
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return fmt.Errorf("qwen3: %w", err)
-	}
-	if err := WriteFolder(tmp, cfg, RandomWeights(cfg, seed, std), dtype); err != nil {
-		return err
-	}
-	if err := qwen3tok.Write(tmp); err != nil {
-		return err
-	}
-	if err := atomicfile.SyncDir(tmp); err != nil {
-		return fmt.Errorf("qwen3: %w", err)
-	}
-	if err := atomicfile.ReplaceDir(tmp, dir); err != nil {
-		return fmt.Errorf("qwen3: %s: %w", dir, err)
-	}
-	return nil
+	return writeFolder(dir, func(tmp string) error {
+		if err := WriteFolder(tmp, cfg, RandomWeights(cfg, seed, std), dtype); err != nil {
+			return err
+		}
+		return qwen3tok.Write(tmp)
+	})
 }
