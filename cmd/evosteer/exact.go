@@ -13,7 +13,7 @@ import (
 )
 
 func newExactCmd() *cobra.Command {
-	var cfgPath, out string
+	var cfgPath, out, causalLM string
 	var check, rewardNoise bool
 	var objectives []string
 	var steps, families, tasks, roles int
@@ -41,6 +41,14 @@ apart at β = 2; make exact runs the noisy world at β = 4).
 The network, optimizer, β and ablations come from the configuration (--config overlays
 pipeline.yaml), so a change to any of them can be judged here in minutes before a real run.
 
+With policy.kind causal_lm in the configuration, or --causal-lm DIR, the policy is a Qwen3 model
+read from a local folder (gpu.CausalLM): every decision's row carries the controller's system
+prompt, the state's user message and the legal actions' canonical JSON, θ is the model with its
+LoRA adapter (policy.adapter_rank, policy.adapter_alpha, policy.causal_lm.target_modules) and ρ
+the model with the adapter off, so P* ∝ ρ·R_β is the model's own ρ tilted. --causal-lm DIR sets
+policy.kind causal_lm and policy.causal_lm.model DIR, keeping the rest of policy.causal_lm from
+--config (target modules all-linear when it sets none).
+
 Writes DIR/curve.arrow (table exact_curve, one row per objective × step) and DIR/curve.md (a
 summary table and one verdict per objective), and prints the summary. With --check the command
 fails when a verdict does (AnchorTB or TB not within TV 0.05 of P*, or with --reward-noise not
@@ -51,6 +59,16 @@ only a curve.`,
 			cfg, err := loadConfig(cfgPath)
 			if err != nil {
 				return err
+			}
+			if causalLM != "" {
+				if cfg.Served != nil {
+					return fmt.Errorf("--causal-lm: the configuration sets served_reference, which cannot be ρ with policy.kind causal_lm: ρ is the language model with its adapter off")
+				}
+				cfg.Policy.Kind = config.PolicyCausalLM
+				if cfg.Policy.CausalLM == nil {
+					cfg.Policy.CausalLM = &config.CausalLM{TargetModules: []string{"all-linear"}}
+				}
+				cfg.Policy.CausalLM.Model = causalLM
 			}
 			for _, o := range objectives {
 				if !slices.Contains(config.Objectives, o) {
@@ -87,6 +105,7 @@ only a curve.`,
 	cmd.Flags().IntVar(&families, "families", 3, "families of the world (each has its own best role and repair)")
 	cmd.Flags().IntVar(&tasks, "tasks", 4, "tasks per family")
 	cmd.Flags().IntVar(&roles, "roles", 4, "roles the first agent can take")
+	cmd.Flags().StringVar(&causalLM, "causal-lm", "", "train the language-model policy: a Qwen3 model folder (sets policy.kind causal_lm and policy.causal_lm.model)")
 	cmd.Flags().BoolVar(&rewardNoise, "reward-noise", false, "the noisy world: every episode draws its binary reward from its history's success probability")
 	return cmd
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/evosteer/evosteer-go/gpu/qwen3/qwen3test"
 	"github.com/evosteer/evosteer-go/schema"
 )
 
@@ -75,5 +76,34 @@ func TestExactCommand(t *testing.T) {
 		if _, err := os.Stat(dir); !os.IsNotExist(err) {
 			t.Fatalf("%v: %s was created", bad, dir)
 		}
+	}
+}
+
+// `evosteer exact --causal-lm DIR` trains the language-model policy (a tiny random Qwen3 with
+// Qwen3's tokenizer): θ = ρ at step 0, curve.md names the model and its adapter; a folder that
+// is not a model is refused before anything is written.
+func TestExactCommandCausalLM(t *testing.T) {
+	model := qwen3test.QwenFolder(t, qwen3test.QwenVocab(), 1)
+	out := filepath.Join(t.TempDir(), "exact-lm")
+	text, err := run(t, "", "exact", "--causal-lm", model, "--objectives", "anchortb", "--steps", "1", "--families", "1", "--tasks", "2", "--roles", "2", "--out", out)
+	if err != nil {
+		t.Fatalf("exact --causal-lm: %v\n%s", err, text)
+	}
+	rows, err := schema.ReadFile[schema.ExactCurveRow](schema.ExactCurve, filepath.Join(out, "curve.arrow"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || rows[0].TV != rows[0].TVRho || rows[0].TV <= 0 || rows[1].Step != 1 {
+		t.Fatalf("curve rows: %+v", rows)
+	}
+	if !strings.Contains(text, "Policy: Qwen3 "+model+" (2 layers, hidden 32") || !strings.Contains(text, "LoRA r 64 α 128 on [q_proj k_proj v_proj o_proj gate_proj up_proj down_proj]") {
+		t.Fatalf("the summary should name the model and its adapter:\n%s", text)
+	}
+	bad := filepath.Join(t.TempDir(), "bad")
+	if _, err := run(t, "", "exact", "--causal-lm", t.TempDir(), "--steps", "1", "--out", bad); err == nil || !strings.Contains(err.Error(), "policy.causal_lm.model") {
+		t.Fatalf("an empty model folder: %v", err)
+	}
+	if _, err := os.Stat(bad); !os.IsNotExist(err) {
+		t.Fatalf("%s was created", bad)
 	}
 }

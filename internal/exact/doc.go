@@ -16,6 +16,11 @@
 // ρ is the calibrated prior's logits, or a served language model's (World.WithServedReference:
 // the masked likelihood of each action's canonical JSON, scored once per state when the world is
 // built), so the same check covers θ = ρ·exp(g_ψ) over a served ρ (docs/SERVED-REFERENCE.md).
+// With policy.kind causal_lm the policy is a Qwen3 model instead of the network
+// (World.NewLearner): every row carries the decision's texts (the controller's system prompt,
+// the state's user message, the legal actions' canonical JSON), θ is the model with its LoRA
+// adapter and ρ the model with the adapter off, and the episodes, the anchors and P* ∝ ρ·R_β
+// all use that ρ.
 // Study runs what `evosteer exact` runs (every objective, the curve table and its summary, the
 // verdicts); the command only parses flags and prints.
 //

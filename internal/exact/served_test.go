@@ -93,12 +93,12 @@ func TestServedReferenceIsTheRowsPrior(t *testing.T) {
 		for _, s := range w.states(q) {
 			i := w.index(s)
 			actions := w.actionTexts(s)
-			want, err := inProcess.Score(ctx, servedSystemPrompt, w.userMessage(s, actions), actions)
+			want, err := inProcess.Score(ctx, systemPrompt, w.userMessage(s, actions), actions)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if q == 0 {
-				got, err := overHTTP.Score(ctx, servedSystemPrompt, w.userMessage(s, actions), actions)
+				got, err := overHTTP.Score(ctx, systemPrompt, w.userMessage(s, actions), actions)
 				if err != nil {
 					t.Fatal(err)
 				}

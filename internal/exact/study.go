@@ -31,7 +31,8 @@ type StudyResult struct {
 	Failed   []string
 }
 
-// Run trains every objective of the study on the world of cfg's seed with cfg's network,
+// Run trains every objective of the study on the world of cfg's seed with cfg's policy (the
+// network, or with policy.kind causal_lm the language model, whose summary then names it),
 // optimizer, β and ablations, and writes Out/curve.arrow (table exact_curve) and Out/curve.md.
 func (s Study) Run(ctx context.Context, eng *gpu.Engine, cfg *config.Config) (*StudyResult, error) {
 	w, err := NewWorld(s.Families, s.Tasks, s.Roles, cfg.Seed, s.RewardNoise)
@@ -66,7 +67,15 @@ func (s Study) Run(ctx context.Context, eng *gpu.Engine, cfg *config.Config) (*S
 	if s.RewardNoise {
 		title = "Exact world with noisy rewards"
 	}
-	res.Markdown = fmt.Sprintf("# %s: %d tasks × %d histories, β = %g, %d steps\n\n%s", title, w.Tasks(), w.Histories(), cfg.AnchorTB.Beta, s.Steps, Markdown(s.Objectives, curves, s.RewardNoise))
+	policy := ""
+	if cfg.Policy.IsCausalLM() {
+		l, err := w.NewLearner(cfg)
+		if err != nil {
+			return nil, err
+		}
+		policy = "Policy: " + l.Policy.Describe() + ", adapter_lr " + fmt.Sprint(cfg.Optimizer.AdapterLR) + ".\n\n"
+	}
+	res.Markdown = fmt.Sprintf("# %s: %d tasks × %d histories, β = %g, %d steps\n\n%s%s", title, w.Tasks(), w.Histories(), cfg.AnchorTB.Beta, s.Steps, policy, Markdown(s.Objectives, curves, s.RewardNoise))
 	if err := atomicfile.WriteBytes(filepath.Join(s.Out, "curve.md"), []byte(res.Markdown), 0o644); err != nil {
 		return nil, err
 	}

@@ -33,25 +33,22 @@ type Point struct {
 	GradNorm, AbsLogRatio float64
 }
 
-// Train trains a fresh learner of cfg (network, optimizer, objective, β, ablations) for steps
-// steps on the world and measures it exactly after every step. Each step plays, per task,
-// cfg.Batch.CurrentRollouts π_θ and cfg.Batch.ReferenceRollouts ρ episodes; every task is in every
-// batch. A task's measured anchor is log R_β(p̂) with p̂ its ρ episodes' mean reward shrunk
-// toward baselines.cold_start by baselines.kappa_task pseudo-counts (the last level of the
-// aggregate stage's shrinkage). Since R_β is affine in r, log R_β(E_ρ[r]) is the log partition
-// function of P*, so the anchor converges to P*'s exact normaliser. progress, when not nil, sees
-// every point.
+// Train trains a fresh learner of cfg (World.NewLearner: the network or the language model,
+// optimizer, objective, β, ablations) for steps steps on the world and measures it exactly after
+// every step. Each step plays, per task, cfg.Batch.CurrentRollouts π_θ and
+// cfg.Batch.ReferenceRollouts ρ episodes; every task is in every batch. A task's measured anchor
+// is log R_β(p̂) with p̂ its ρ episodes' mean reward shrunk toward baselines.cold_start by
+// baselines.kappa_task pseudo-counts (the last level of the aggregate stage's shrinkage). Since
+// R_β is affine in r, log R_β(E_ρ[r]) is the log partition function of P*, so the anchor
+// converges to P*'s exact normaliser. progress, when not nil, sees every point.
 func Train(ctx context.Context, e *gpu.Engine, w *World, cfg *config.Config, steps int, progress func(Point)) ([]Point, error) {
 	if steps < 0 {
 		return nil, fmt.Errorf("exact world: negative steps %d", steps)
 	}
-	opts := gpu.OptionsFromConfig(cfg, w.StateWidth())
-	opts.TaskTypes = w.Families
-	ids := make([]string, w.Tasks())
-	for q := range ids {
-		ids[q] = w.TaskID(q)
+	l, err := w.NewLearner(cfg)
+	if err != nil {
+		return nil, err
 	}
-	l := gpu.NewLearner(opts, ids)
 	s := seed.Derive(cfg.Seed, "exact", "episodes")
 	rng := rand.New(rand.NewPCG(s, s^0x6578616374))
 	beta := cfg.AnchorTB.Beta
@@ -111,6 +108,32 @@ func Train(ctx context.Context, e *gpu.Engine, w *World, cfg *config.Config, ste
 	return points, nil
 }
 
+// NewLearner is the step-0 learner Train trains on w: cfg's compact network, or with policy.kind
+// causal_lm a Qwen3 model read from policy.causal_lm.model with a fresh adapter (seeded by
+// cfg.Seed, B = 0), whose rows then carry the decisions' texts and whose ρ — the model with its
+// adapter off — is the ρ that the episodes, the anchors and P* ∝ ρ·R_β are computed from (the
+// world's built-in prior, which the rows still carry, is not read). A served reference is refused
+// with the language model, as the configuration refuses it: ρ is the model itself.
+func (w *World) NewLearner(cfg *config.Config) (*gpu.Learner, error) {
+	opts := gpu.OptionsFromConfig(cfg, w.StateWidth())
+	opts.TaskTypes = w.Families
+	ids := make([]string, w.Tasks())
+	for q := range ids {
+		ids[q] = w.TaskID(q)
+	}
+	if !cfg.Policy.IsCausalLM() {
+		return gpu.NewLearner(opts, ids), nil
+	}
+	if w.served != nil {
+		return nil, fmt.Errorf("exact world: a served reference cannot be ρ with policy.kind causal_lm: ρ is the language model with its adapter off")
+	}
+	lm, err := gpu.OpenCausalLM(cfg.Policy, cfg.Seed)
+	if err != nil {
+		return nil, fmt.Errorf("exact world: %w", err)
+	}
+	return gpu.NewLearnerWith(opts, ids, lm), nil
+}
+
 // table holds, per task, every state's row and log-probabilities under θ and ρ, in the order of
 // World.states.
 type table struct {
@@ -128,26 +151,43 @@ func (w *World) index(s state) int {
 	return 1 + 3*s.role + s.second
 }
 
-// score scores every state of every task with the learner's network.
+// score scores every state of every task with the learner's policy; the rows carry the decisions'
+// texts when the policy is a language model. A forced state (one legal action) is not scored:
+// its action's log-probability is 0 under θ and ρ alike.
 func (w *World) score(e *gpu.Engine, l *gpu.Learner) (*table, error) {
-	var all []gpu.PolicyRow
+	_, reads := l.Policy.(*gpu.CausalLM)
+	var choice []gpu.PolicyRow
 	t := &table{}
 	for q := range w.Tasks() {
 		var rows []gpu.PolicyRow
 		for _, s := range w.states(q) {
-			rows = append(rows, w.row(s))
+			r := w.row(s)
+			if reads {
+				r.Text = w.text(s)
+			}
+			rows = append(rows, r)
+			if r.Legal() > 1 {
+				choice = append(choice, r)
+			}
 		}
 		t.rows = append(t.rows, rows)
-		all = append(all, rows...)
 	}
-	sc, err := l.Policy.Score(e, all)
+	sc, err := l.Policy.Score(e, choice)
 	if err != nil {
 		return nil, fmt.Errorf("exact world: score: %w", err)
 	}
-	for q, k := 0, 0; q < w.Tasks(); q++ {
-		n := len(t.rows[q])
-		t.theta, t.rho = append(t.theta, sc.Theta[k:k+n]), append(t.rho, sc.Rho[k:k+n])
-		k += n
+	k := 0
+	for q := range w.Tasks() {
+		theta, rho := make([][]float32, len(t.rows[q])), make([][]float32, len(t.rows[q]))
+		for i, r := range t.rows[q] {
+			if r.Legal() == 1 {
+				theta[i], rho[i] = []float32{0}, []float32{0}
+				continue
+			}
+			theta[i], rho[i] = sc.Theta[k], sc.Rho[k]
+			k++
+		}
+		t.theta, t.rho = append(t.theta, theta), append(t.rho, rho)
 	}
 	return t, nil
 }
