@@ -158,9 +158,9 @@ exact: build
 ## TestCausalLMReachesItsTarget): a tiny random Qwen3 with Qwen3's tokenizer as θ (its LoRA adapter)
 ## and ρ (adapter off), AnchorTB 300 steps on the tests' world, checked against P* ∝ ρ·R_β (about
 ## 6.5 minutes on 2 cores). It fails for now: θ ends at TV 0.081, not below 0.05 (docs/RESULTS.md,
-## "The exact world with the language-model orchestrator"). No command writes a random model
-## folder yet (`evosteer lm random --out DIR` is to come; then this becomes it plus `evosteer exact
-## --causal-lm DIR --check`), so the test that writes one and trains is the check.
+## "The exact world with the language-model orchestrator"). The test writes its own model (a random
+## Qwen3 whose q/k norm gains are doubled, documented there); `evosteer exact --causal-lm DIR` trains
+## any model folder, e.g. one of `evosteer lm random --out DIR`.
 .PHONY: exact-lm
 exact-lm:
 	EVOSTEER_EXACT_LM=1 $(GO) test -tags $(TAGS) -count=1 -timeout 60m -run '^TestCausalLMReachesItsTarget$$' -v ./internal/exact/
